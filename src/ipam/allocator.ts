@@ -1,0 +1,649 @@
+// The allocator: which address belongs to which key, and every decision about it. Plain data in,
+// plain data out; synchronous, so each operation is atomic with respect to every other one.
+//
+// Callers that persist (src/store) follow decide -> write -> (on failure) undo: an operation
+// changes memory at once, so no concurrent call can pick the same address, and a failed write is
+// undone with load(before) or unload(ip).
+import BTreeModule from 'sorted-btree';
+import { type Family, formatAddress, formatCidr, parseAddress } from './address.js';
+import { EMPTY_CONFIG, type PoolConfig, entriesInGatewayOrder } from './config.js';
+import { EntrySpace, type Ordinal } from './entry-space.js';
+import {
+  AlreadyAllocatedError,
+  InvalidAddressError,
+  IpamError,
+  NoFreeIPError,
+  NoParkedIPError,
+  NotAllocatedError,
+  NotInConfigError,
+  OwnerConflictError,
+  ReservedIPError,
+} from './errors.js';
+import { matchDistinct } from './matching.js';
+import { NodeSubnetIndex } from './node-subnet.js';
+import { ReleasePolicy, isReleasePolicy } from './policy.js';
+import { type RangeGroup, formatRange } from './range.js';
+
+// sorted-btree is CommonJS: under Node's ESM loader its class is the module's `default` property
+const BTree = BTreeModule.default;
+
+/** Who an address is for, besides its key. */
+export interface Attrs {
+  readonly policy: ReleasePolicy;
+  /** "" when not bound to a node (parked, or not yet bound). */
+  readonly nodeName: string;
+  readonly podUid: string;
+}
+
+export interface Allocation extends Attrs {
+  /** Canonical text: dotted quad, or RFC 5952 IPv6. */
+  readonly ip: string;
+  readonly key: string;
+  /** Milliseconds since the epoch of the last change. */
+  readonly updateTime: number;
+  /** Set aside by an operator (a FloatingIP object labelled `reserved`); never handed out or released. */
+  readonly reserved: boolean;
+}
+
+/** What a store persists and gives back. The IP may be in any valid textual form. */
+export type AllocationRecord = Allocation;
+
+/** The owner a caller decided on; an operation refuses if the address has changed hands since. */
+export interface Owner {
+  readonly key: string;
+  /** When given, the stored pod UID must match too. */
+  readonly podUid?: string;
+}
+
+export interface AllocateRequest {
+  readonly key: string;
+  readonly nodeSubnet: string;
+  readonly attrs: Attrs;
+  /** `request_ip_range`: one distinct address per group. Without groups, one per address family. */
+  readonly groups?: readonly RangeGroup[];
+  /** Without groups: the families wanted; default every family serving the node subnet (dual stack). */
+  readonly families?: readonly Family[];
+}
+
+export interface EntryStats {
+  /** Position of the entry in the configuration. */
+  readonly entry: number;
+  readonly family: Family;
+  readonly subnet: string;
+  readonly firstIP: string;
+  readonly total: bigint;
+  /** Every address held by a key, parked and reserved ones included. */
+  readonly allocated: number;
+  readonly reserved: number;
+  readonly free: bigint;
+}
+
+export interface RestoreReport {
+  readonly loaded: number;
+  /** Kept, but outside every configured range: nothing can be allocated over them. */
+  readonly orphaned: readonly Allocation[];
+  readonly rejected: readonly { readonly record: AllocationRecord; readonly reason: string }[];
+}
+
+export interface ReconfigureReport {
+  /** Every allocation now outside the configuration: kept, and reported, never dropped. */
+  readonly orphaned: readonly Allocation[];
+}
+
+export interface AllocatorOptions {
+  /** Milliseconds since the epoch; injected so that tests control time. */
+  readonly clock?: () => number;
+}
+
+class Held implements Allocation {
+  constructor(
+    readonly ip: string,
+    readonly key: string,
+    readonly policy: ReleasePolicy,
+    readonly nodeName: string,
+    readonly podUid: string,
+    readonly updateTime: number,
+    readonly reserved: boolean,
+    // where it lives; undefined for an orphan. Internal, and rewritten by reconfigure.
+    public space: EntrySpace | undefined,
+    public ordinal: Ordinal,
+  ) {}
+}
+
+interface Served {
+  readonly spaces: readonly EntrySpace[];
+  readonly families: readonly Family[];
+}
+
+const NOT_SERVED: Served = { spaces: [], families: [] };
+
+interface Candidate {
+  readonly space: EntrySpace;
+  readonly ordinal: Ordinal;
+  readonly value: bigint;
+  readonly id: string;
+}
+
+export class Allocator {
+  private config: PoolConfig = EMPTY_CONFIG;
+  private spaces: EntrySpace[] = [];
+  private served = new Map<string, Served>();
+  private nodeSubnetIndex = new NodeSubnetIndex(EMPTY_CONFIG);
+  private readonly byIp = new Map<string, Held>();
+  private readonly byKeyIndex = new Map<string, Held | Held[]>();
+  // key prefix up to the last `_` (an app, a pool, a parking key) -> its keys; with the sorted
+  // group names this answers prefix queries without looking at unrelated allocations
+  private readonly groups = new Map<string, Set<string>>();
+  private readonly groupNames = new BTree<string, undefined>();
+  private orphanCount = 0;
+  private readonly clock: () => number;
+
+  constructor(config: PoolConfig = EMPTY_CONFIG, options: AllocatorOptions = {}) {
+    this.clock = options.clock ?? Date.now;
+    this.reconfigure(config);
+  }
+
+  // ---- configuration
+
+  get configuration(): PoolConfig {
+    return this.config;
+  }
+
+  /**
+   * Applies a new configuration. Allocations move with their addresses; those that fall outside it
+   * are kept as orphans and reported (galaxy deletes them, spec §12.15).
+   */
+  reconfigure(config: PoolConfig): ReconfigureReport {
+    const spaces = entriesInGatewayOrder(config).map((entry, rank) => new EntrySpace(entry, rank));
+    const served = new Map<string, { spaces: EntrySpace[]; families: Family[] }>();
+    for (const space of spaces) {
+      for (const subnet of space.entry.nodeSubnets) {
+        let s = served.get(subnet);
+        if (!s) served.set(subnet, (s = { spaces: [], families: [] }));
+        s.spaces.push(space);
+        if (!s.families.includes(space.family)) s.families.push(space.family);
+      }
+    }
+    for (const s of served.values()) s.families.sort();
+    const orphaned: Allocation[] = [];
+    let orphanCount = 0;
+    for (const held of this.byIp.values()) {
+      const value = held.space ? held.space.valueOf(held.ordinal) : parseAddress(held.ip).value;
+      const home = locate(spaces, held.ip.includes(':') ? 6 : 4, value);
+      held.space = home?.space;
+      held.ordinal = home?.ordinal ?? -1;
+      if (home) {
+        home.space.take(home.ordinal);
+        if (held.reserved) home.space.reserved++;
+      } else {
+        orphanCount++;
+        orphaned.push(held);
+      }
+    }
+    this.config = config;
+    this.spaces = spaces;
+    this.served = served;
+    this.nodeSubnetIndex = new NodeSubnetIndex(config);
+    this.orphanCount = orphanCount;
+    return { orphaned };
+  }
+
+  /** The node subnet of a node with these InternalIPs, in the node's order (throws NodeSubnetError). */
+  nodeSubnetOf(internalIPs: readonly string[]): string {
+    return this.nodeSubnetIndex.of(internalIPs);
+  }
+
+  /** The entries (as configured) that give addresses to pods on nodes of this node subnet, in gateway order. */
+  entriesServing(nodeSubnet: string): number[] {
+    return (this.served.get(nodeSubnet) ?? NOT_SERVED).spaces.map((s) => s.entry.index);
+  }
+
+  // ---- decisions
+
+  /**
+   * New addresses for a key on a node of `nodeSubnet`, all or nothing. Without groups: the lowest
+   * free address of the first entry (in gateway order) of each family. With groups: one distinct
+   * address per group, preferring lower addresses.
+   */
+  allocate(request: AllocateRequest): Allocation[] {
+    const { key, nodeSubnet } = request;
+    const served = this.served.get(nodeSubnet) ?? NOT_SERVED;
+    const picks: { space: EntrySpace; ordinal: Ordinal }[] = [];
+    if (!request.groups || request.groups.length === 0) {
+      const families = request.families ?? served.families;
+      if (families.length === 0) throw new NoFreeIPError(key, nodeSubnet, 'no configured entry serves it');
+      for (const family of families) {
+        const pick = lowestFree(served.spaces, family);
+        if (!pick) throw new NoFreeIPError(key, nodeSubnet, `no free IPv${family} address`);
+        picks.push(pick);
+      }
+    } else {
+      const groups = request.groups;
+      const matched = matchDistinct(
+        groups.map((group) => freeCandidates(group, served.spaces, groups.length)),
+        (c) => c.id,
+      );
+      matched.forEach((pick, i) => {
+        if (!pick) {
+          const ranges = groups[i]!.map(formatRange).join(',');
+          throw new NoFreeIPError(
+            key,
+            nodeSubnet,
+            `no free address in request_ip_range group ${i} [${ranges}]`,
+          );
+        }
+        picks.push(pick);
+      });
+    }
+    const now = this.clock();
+    const { policy, nodeName, podUid } = request.attrs;
+    return picks.map(({ space, ordinal }) =>
+      this.insert(new Held(space.ipOf(ordinal), key, policy, nodeName, podUid, now, false, space, ordinal)),
+    );
+  }
+
+  /** A given address for a key; `reserved` marks it set aside by an operator. */
+  allocateIP(ip: string, key: string, attrs: Attrs, options: { reserved?: boolean } = {}): Allocation {
+    const { address, space, ordinal } = this.place(ip);
+    if (!space) throw new NotInConfigError(address);
+    const holder = this.byIp.get(address);
+    if (holder) throw new AlreadyAllocatedError(address, holder.key);
+    const held = new Held(
+      address,
+      key,
+      attrs.policy,
+      attrs.nodeName,
+      attrs.podUid,
+      this.clock(),
+      options.reserved ?? false,
+      space,
+      ordinal,
+    );
+    return this.insert(held);
+  }
+
+  /**
+   * Takes back the most recently parked address of `parkedKey` that can serve `nodeSubnet` (of
+   * `family`, when given) and gives it to `newKey`. Ties go to the lowest address.
+   */
+  unpark(parkedKey: string, newKey: string, nodeSubnet: string, attrs: Attrs, family?: Family): Allocation {
+    let best: Held | undefined;
+    for (const held of this.heldBy(parkedKey)) {
+      const space = held.space;
+      if (held.reserved || !space || !space.nodeSubnets.has(nodeSubnet)) continue;
+      if (family !== undefined && space.family !== family) continue;
+      if (
+        !best ||
+        held.updateTime > best.updateTime ||
+        (held.updateTime === best.updateTime && lower(held, best))
+      ) {
+        best = held;
+      }
+    }
+    if (!best) throw new NoParkedIPError(parkedKey, nodeSubnet);
+    return this.replace(best, newKey, attrs);
+  }
+
+  /** Gives an address to another key (parks it at a prefix, or moves it between keys). */
+  rekey(ip: string, expected: Owner, newKey: string, attrs: Attrs): Allocation {
+    return this.replace(this.owned(ip, expected), newKey, attrs);
+  }
+
+  /** Changes the attributes (policy, node, pod UID) of an address, keeping its key. */
+  update(ip: string, expected: Owner, attrs: Attrs): Allocation {
+    const held = this.owned(ip, expected);
+    return this.replace(held, held.key, attrs);
+  }
+
+  /** Frees an address, if it still belongs to `expected`. Returns what was released. */
+  release(ip: string, expected: Owner): Allocation {
+    const held = this.owned(ip, expected);
+    this.remove(held);
+    return held;
+  }
+
+  // ---- following the persisted truth
+
+  /**
+   * Puts a persisted allocation in place, replacing whatever memory had for that address.
+   * An address outside the configuration is kept as an orphan.
+   */
+  load(record: AllocationRecord): Allocation {
+    if (!isReleasePolicy(record.policy)) {
+      throw new InvalidAddressError(String(record.policy), `invalid release policy for ${record.ip}`);
+    }
+    const { address, space, ordinal } = this.place(record.ip);
+    const previous = this.byIp.get(address);
+    if (previous) this.remove(previous);
+    const held = new Held(
+      address,
+      record.key,
+      record.policy,
+      record.nodeName,
+      record.podUid,
+      record.updateTime,
+      record.reserved,
+      space,
+      ordinal,
+    );
+    return this.insert(held);
+  }
+
+  /** Forgets an address (its object was deleted). Returns what was there. */
+  unload(ip: string): Allocation | undefined {
+    const held = this.byIp.get(this.place(ip).address);
+    if (held) this.remove(held);
+    return held;
+  }
+
+  /** Replaces all allocations with these records. Malformed records and duplicates are rejected. */
+  restore(records: Iterable<AllocationRecord>): RestoreReport {
+    for (const held of [...this.byIp.values()]) this.remove(held);
+    let loaded = 0;
+    const orphaned: Allocation[] = [];
+    const rejected: { record: AllocationRecord; reason: string }[] = [];
+    for (const record of records) {
+      try {
+        const canonical = this.place(record.ip).address;
+        const holder = this.byIp.get(canonical);
+        if (holder) {
+          rejected.push({ record, reason: `${canonical} appears twice (also held by ${holder.key})` });
+          continue;
+        }
+        const held = this.load(record) as Held;
+        loaded++;
+        if (!held.space) orphaned.push(held);
+      } catch (err) {
+        if (!(err instanceof IpamError)) throw err;
+        rejected.push({ record, reason: err.message });
+      }
+    }
+    return { loaded, orphaned, rejected };
+  }
+
+  // ---- queries
+
+  get size(): number {
+    return this.byIp.size;
+  }
+
+  /** The allocation of an address (any textual form), if any. */
+  get(ip: string): Allocation | undefined {
+    return this.byIp.get(ip) ?? this.byIp.get(this.place(ip).address);
+  }
+
+  /** Whether an address is in the configuration (whatever its state). */
+  isConfigured(ip: string): boolean {
+    return this.place(ip).space !== undefined;
+  }
+
+  byKey(key: string): Allocation[] {
+    return [...this.heldBy(key)];
+  }
+
+  /** Every allocation whose key starts with `prefix`; "" gives all. */
+  byPrefix(prefix: string): Allocation[] {
+    const out: Allocation[] = [];
+    this.forPrefix(prefix, (held) => out.push(held));
+    return out;
+  }
+
+  countByPrefix(prefix: string): number {
+    let n = 0;
+    this.forPrefix(prefix, () => n++);
+    return n;
+  }
+
+  /** Allocations whose key contains `keyword` (case-sensitive), as galaxy's fuzzy search. */
+  byKeyword(keyword: string): Allocation[] {
+    const out: Allocation[] = [];
+    for (const key of this.byKeyIndex.keys()) if (key.includes(keyword)) out.push(...this.heldBy(key));
+    return out;
+  }
+
+  all(): IterableIterator<Allocation> {
+    return this.byIp.values();
+  }
+
+  orphaned(): Allocation[] {
+    if (this.orphanCount === 0) return [];
+    return [...this.byIp.values()].filter((held) => !held.space);
+  }
+
+  /**
+   * Which of the key's addresses already satisfy which groups: a distinct address per group where
+   * possible. Without groups, every address the key holds.
+   */
+  matchHeld(key: string, groups: readonly RangeGroup[]): (Allocation | undefined)[] {
+    const held = [...this.heldBy(key)];
+    const candidates = groups.map((group) =>
+      held.filter((h) => {
+        const space = h.space;
+        if (!space) return false;
+        const value = space.valueOf(h.ordinal);
+        return group.some((r) => r.family === space.family && value >= r.first && value <= r.last);
+      }),
+    );
+    return matchDistinct(candidates, (h) => h.ip);
+  }
+
+  /**
+   * The node subnets that can still serve a request (spec §8.4 NodeSubnetsByIPRanges, but with
+   * distinct addresses for overlapping groups): without groups, those with a free address in each
+   * wanted family; with groups, those where every group can get an address of its own.
+   */
+  nodeSubnetsFor(groups: readonly RangeGroup[] = [], families?: readonly Family[]): Set<string> {
+    const out = new Set<string>();
+    for (const [subnet, served] of this.served) {
+      if (groups.length === 0) {
+        const wanted = families ?? served.families;
+        if (
+          wanted.length > 0 &&
+          wanted.every((f) => served.spaces.some((s) => s.family === f && s.free > 0n))
+        ) {
+          out.add(subnet);
+        }
+      } else {
+        const matched = matchDistinct(
+          groups.map((group) => freeCandidates(group, served.spaces, groups.length)),
+          (c) => c.id,
+        );
+        if (matched.every((m) => m !== undefined)) out.add(subnet);
+      }
+    }
+    return out;
+  }
+
+  /** Per configured entry, in configuration order. The one source of these numbers. */
+  stats(): EntryStats[] {
+    return [...this.spaces]
+      .sort((a, b) => a.entry.index - b.entry.index)
+      .map((space) => ({
+        entry: space.entry.index,
+        family: space.family,
+        subnet: formatCidr(space.entry.subnet),
+        firstIP: space.entry.ranges[0] ? formatAddress(space.family, space.entry.ranges[0].first) : '',
+        total: space.total,
+        allocated: space.allocated,
+        reserved: space.reserved,
+        free: space.free,
+      }));
+  }
+
+  get orphanedCount(): number {
+    return this.orphanCount;
+  }
+
+  // ---- internals
+
+  private *heldBy(key: string): Generator<Held> {
+    const entry = this.byKeyIndex.get(key);
+    if (entry === undefined) return;
+    if (Array.isArray(entry)) yield* entry;
+    else yield entry;
+  }
+
+  private forPrefix(prefix: string, visit: (held: Held) => void): void {
+    if (prefix === '') {
+      for (const held of this.byIp.values()) visit(held);
+      return;
+    }
+    const visitKey = (key: string): void => {
+      for (const held of this.heldBy(key)) visit(held);
+    };
+    // keys of the group the prefix ends inside of (it names part of a pod name)
+    const own = prefix.slice(0, prefix.lastIndexOf('_') + 1);
+    if (own !== prefix) {
+      for (const key of this.groups.get(own) ?? []) if (key.startsWith(prefix)) visitKey(key);
+    }
+    // every group whose name extends the prefix
+    for (const group of this.groupNames.keys(prefix)) {
+      if (!group.startsWith(prefix)) break;
+      for (const key of this.groups.get(group)!) visitKey(key);
+    }
+  }
+
+  /** The canonical text of an address and where it lives in the configuration. */
+  private place(ip: string): { address: string; space: EntrySpace | undefined; ordinal: Ordinal } {
+    const parsed = parseAddress(ip);
+    const home = locate(this.spaces, parsed.family, parsed.value);
+    const address = home ? home.space.ipOf(home.ordinal) : formatAddress(parsed.family, parsed.value);
+    return { address, space: home?.space, ordinal: home?.ordinal ?? -1 };
+  }
+
+  private owned(ip: string, expected: Owner): Held {
+    const held = this.byIp.get(ip) ?? this.byIp.get(this.place(ip).address);
+    if (!held) throw new NotAllocatedError(ip);
+    if (held.reserved) throw new ReservedIPError(held.ip, held.key);
+    if (held.key !== expected.key) throw new OwnerConflictError(held.ip, expected.key, held.key);
+    if (expected.podUid !== undefined && held.podUid !== expected.podUid) {
+      throw new OwnerConflictError(
+        held.ip,
+        `${expected.key} (pod uid ${expected.podUid})`,
+        `${held.key} (pod uid ${held.podUid})`,
+      );
+    }
+    return held;
+  }
+
+  private replace(held: Held, key: string, attrs: Attrs): Held {
+    this.remove(held);
+    return this.insert(
+      new Held(
+        held.ip,
+        key,
+        attrs.policy,
+        attrs.nodeName,
+        attrs.podUid,
+        this.clock(),
+        held.reserved,
+        held.space,
+        held.ordinal,
+      ),
+    );
+  }
+
+  private insert(held: Held): Held {
+    this.byIp.set(held.ip, held);
+    const space = held.space;
+    if (space) {
+      space.take(held.ordinal);
+      if (held.reserved) space.reserved++;
+    } else {
+      this.orphanCount++;
+    }
+    const current = this.byKeyIndex.get(held.key);
+    if (current === undefined) {
+      this.byKeyIndex.set(held.key, held);
+      const group = groupOf(held.key);
+      let keys = this.groups.get(group);
+      if (!keys) {
+        this.groups.set(group, (keys = new Set()));
+        this.groupNames.set(group, undefined);
+      }
+      keys.add(held.key);
+    } else if (Array.isArray(current)) {
+      current.push(held);
+    } else {
+      this.byKeyIndex.set(held.key, [current, held]);
+    }
+    return held;
+  }
+
+  private remove(held: Held): void {
+    this.byIp.delete(held.ip);
+    const space = held.space;
+    if (space) {
+      space.give(held.ordinal);
+      if (held.reserved) space.reserved--;
+    } else {
+      this.orphanCount--;
+    }
+    const current = this.byKeyIndex.get(held.key);
+    if (current === held) {
+      this.byKeyIndex.delete(held.key);
+      const group = groupOf(held.key);
+      const keys = this.groups.get(group)!;
+      keys.delete(held.key);
+      if (keys.size === 0) {
+        this.groups.delete(group);
+        this.groupNames.delete(group);
+      }
+    } else if (Array.isArray(current)) {
+      current.splice(current.indexOf(held), 1);
+      if (current.length === 1) this.byKeyIndex.set(held.key, current[0]!);
+    }
+  }
+}
+
+const groupOf = (key: string): string => key.slice(0, key.lastIndexOf('_') + 1);
+
+function locate(
+  spaces: readonly EntrySpace[],
+  family: Family,
+  value: bigint,
+): { space: EntrySpace; ordinal: Ordinal } | undefined {
+  for (const space of spaces) {
+    if (space.family !== family) continue;
+    const ordinal = space.ordinalOf(value);
+    if (ordinal !== undefined) return { space, ordinal };
+  }
+  return undefined;
+}
+
+function lowestFree(
+  spaces: readonly EntrySpace[],
+  family: Family,
+): { space: EntrySpace; ordinal: Ordinal } | undefined {
+  for (const space of spaces) {
+    if (space.family !== family) continue;
+    const ordinal = space.lowestFree();
+    if (ordinal !== undefined) return { space, ordinal };
+  }
+  return undefined;
+}
+
+/**
+ * Up to `limit` free addresses of a group inside these spaces, lowest first. `limit` = the number
+ * of groups is enough: a group with that many candidates can always be served whatever the others take.
+ */
+function freeCandidates(group: RangeGroup, spaces: readonly EntrySpace[], limit: number): Candidate[] {
+  const found = new Map<string, Candidate>();
+  for (const range of group) {
+    for (const space of spaces) {
+      if (space.family !== range.family) continue;
+      for (const ordinal of space.freeBetween(range.first, range.last, limit)) {
+        const id = `${space.rank}:${ordinal}`;
+        found.set(id, { space, ordinal, value: space.valueOf(ordinal), id });
+      }
+    }
+  }
+  return [...found.values()]
+    .sort((a, b) => a.space.family - b.space.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
+    .slice(0, limit);
+}
+
+function lower(a: Held, b: Held): boolean {
+  if (a.space!.rank !== b.space!.rank) return a.space!.rank < b.space!.rank;
+  return a.ordinal < b.ordinal;
+}

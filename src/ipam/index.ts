@@ -1,0 +1,49 @@
+// The IPAM core's whole public surface. Everything outside src/ipam/ imports from here only.
+// Pure: no I/O, no timers, no Kubernetes types. See the README's "Invariants" for what it guarantees.
+export {
+  type Address,
+  type Cidr,
+  type Family,
+  canonicalAddress,
+  cidrContains,
+  formatAddress,
+  formatCidr,
+  parseAddress,
+  parseCidr,
+} from './address.js';
+export {
+  type AllocateRequest,
+  type Allocation,
+  type AllocationRecord,
+  Allocator,
+  type AllocatorOptions,
+  type Attrs,
+  type EntryStats,
+  type Owner,
+  type ReconfigureReport,
+  type RestoreReport,
+} from './allocator.js';
+export {
+  EMPTY_CONFIG,
+  type PoolConfig,
+  type PoolEntry,
+  entriesInGatewayOrder,
+  parsePoolConfig,
+  serializePoolConfig,
+  serializePoolEntry,
+} from './config.js';
+export * from './errors.js';
+export {
+  AllocationKey,
+  BARE_POD_PREFIX,
+  DEPLOYMENT_PREFIX,
+  type OwnerReference,
+  POOL_KEY_PREFIX,
+  type PodIdentity,
+  STATEFULSET_PREFIX,
+  appTypeName,
+  appTypePrefix,
+} from './keys.js';
+export { NodeSubnetIndex } from './node-subnet.js';
+export { ReleasePolicy, isReleasePolicy, releasePolicyName, releasePolicyOf } from './policy.js';
+export { type IPRange, type RangeGroup, formatRange, parseRange, rangeSize } from './range.js';
