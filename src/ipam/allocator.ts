@@ -7,6 +7,7 @@
 import BTreeModule from 'sorted-btree';
 import { type Family, formatAddress, formatCidr, parseAddress } from './address.js';
 import { EMPTY_CONFIG, type PoolConfig, entriesInGatewayOrder } from './config.js';
+import { ChurnSafeMap } from './churn-safe-map.js';
 import { EntrySpace, type Ordinal } from './entry-space.js';
 import {
   AlreadyAllocatedError,
@@ -107,7 +108,15 @@ class Held implements Allocation {
     // where it lives; undefined for an orphan. Internal, and rewritten by reconfigure.
     public space: EntrySpace | undefined,
     public ordinal: Ordinal,
+    // the key's group in the prefix index, set by insert
+    public group: KeyGroup | undefined = undefined,
   ) {}
+}
+
+/** The keys sharing a group name (the key text up to its last `_`), and how many addresses they hold. */
+class KeyGroup {
+  readonly keys = new ChurnSafeMap<string, true>();
+  addresses = 0;
 }
 
 interface Served {
@@ -116,6 +125,7 @@ interface Served {
 }
 
 const NOT_SERVED: Served = { spaces: [], families: [] };
+const NONE: readonly Held[] = [];
 
 interface Candidate {
   readonly space: EntrySpace;
@@ -129,12 +139,14 @@ export class Allocator {
   private spaces: EntrySpace[] = [];
   private served = new Map<string, Served>();
   private nodeSubnetIndex = new NodeSubnetIndex(EMPTY_CONFIG);
-  private readonly byIp = new Map<string, Held>();
-  private readonly byKeyIndex = new Map<string, Held | Held[]>();
+  private readonly byIp = new ChurnSafeMap<string, Held>();
+  private readonly byKeyIndex = new ChurnSafeMap<string, Held | Held[]>();
   // key prefix up to the last `_` (an app, a pool, a parking key) -> its keys; with the sorted
-  // group names this answers prefix queries without looking at unrelated allocations
-  private readonly groups = new Map<string, Set<string>>();
+  // group names this answers prefix queries without looking at unrelated allocations. A group
+  // that empties is kept for a while, so that one pod coming and going costs no tree update.
+  private readonly groups = new Map<string, KeyGroup>();
   private readonly groupNames = new BTree<string, undefined>();
+  private emptyGroups = 0;
   private orphanCount = 0;
   private readonly clock: () => number;
 
@@ -206,7 +218,7 @@ export class Allocator {
    * address per group, preferring lower addresses.
    */
   allocate(request: AllocateRequest): Allocation[] {
-    const { key, nodeSubnet } = request;
+    const { key, nodeSubnet, attrs } = request;
     const served = this.served.get(nodeSubnet) ?? NOT_SERVED;
     const picks: { space: EntrySpace; ordinal: Ordinal }[] = [];
     if (!request.groups || request.groups.length === 0) {
@@ -236,10 +248,16 @@ export class Allocator {
       });
     }
     const now = this.clock();
-    const { policy, nodeName, podUid } = request.attrs;
-    return picks.map(({ space, ordinal }) =>
-      this.insert(new Held(space.ipOf(ordinal), key, policy, nodeName, podUid, now, false, space, ordinal)),
-    );
+    const allocations: Allocation[] = [];
+    for (const { space, ordinal } of picks) {
+      const ip = space.ipOf(ordinal);
+      allocations.push(
+        this.insert(
+          new Held(ip, key, attrs.policy, attrs.nodeName, attrs.podUid, now, false, space, ordinal),
+        ),
+      );
+    }
+    return allocations;
   }
 
   /** A given address for a key; `reserved` marks it set aside by an operator. */
@@ -309,24 +327,7 @@ export class Allocator {
    * An address outside the configuration is kept as an orphan.
    */
   load(record: AllocationRecord): Allocation {
-    if (!isReleasePolicy(record.policy)) {
-      throw new InvalidAddressError(String(record.policy), `invalid release policy for ${record.ip}`);
-    }
-    const { address, space, ordinal } = this.place(record.ip);
-    const previous = this.byIp.get(address);
-    if (previous) this.remove(previous);
-    const held = new Held(
-      address,
-      record.key,
-      record.policy,
-      record.nodeName,
-      record.podUid,
-      record.updateTime,
-      record.reserved,
-      space,
-      ordinal,
-    );
-    return this.insert(held);
+    return this.put(record, true);
   }
 
   /** Forgets an address (its object was deleted). Returns what was there. */
@@ -344,13 +345,7 @@ export class Allocator {
     const rejected: { record: AllocationRecord; reason: string }[] = [];
     for (const record of records) {
       try {
-        const canonical = this.place(record.ip).address;
-        const holder = this.byIp.get(canonical);
-        if (holder) {
-          rejected.push({ record, reason: `${canonical} appears twice (also held by ${holder.key})` });
-          continue;
-        }
-        const held = this.load(record) as Held;
+        const held = this.put(record, false);
         loaded++;
         if (!held.space) orphaned.push(held);
       } catch (err) {
@@ -378,7 +373,7 @@ export class Allocator {
   }
 
   byKey(key: string): Allocation[] {
-    return [...this.heldBy(key)];
+    return this.heldBy(key).slice();
   }
 
   /** Every allocation whose key starts with `prefix`; "" gives all. */
@@ -388,9 +383,19 @@ export class Allocator {
     return out;
   }
 
+  /** How many addresses keys starting with `prefix` hold. For a group name, O(groups matched). */
   countByPrefix(prefix: string): number {
+    if (prefix === '') return this.byIp.size;
     let n = 0;
-    this.forPrefix(prefix, () => n++);
+    const own = prefix.slice(0, prefix.lastIndexOf('_') + 1);
+    if (own !== prefix) {
+      for (const key of this.groups.get(own)?.keys.keys() ?? [])
+        if (key.startsWith(prefix)) n += this.heldBy(key).length;
+    }
+    for (const name of this.groupNames.keys(prefix)) {
+      if (!name.startsWith(prefix)) break;
+      n += this.groups.get(name)!.addresses;
+    }
     return n;
   }
 
@@ -476,11 +481,9 @@ export class Allocator {
 
   // ---- internals
 
-  private *heldBy(key: string): Generator<Held> {
+  private heldBy(key: string): readonly Held[] {
     const entry = this.byKeyIndex.get(key);
-    if (entry === undefined) return;
-    if (Array.isArray(entry)) yield* entry;
-    else yield entry;
+    return entry === undefined ? NONE : Array.isArray(entry) ? entry : [entry];
   }
 
   private forPrefix(prefix: string, visit: (held: Held) => void): void {
@@ -494,12 +497,12 @@ export class Allocator {
     // keys of the group the prefix ends inside of (it names part of a pod name)
     const own = prefix.slice(0, prefix.lastIndexOf('_') + 1);
     if (own !== prefix) {
-      for (const key of this.groups.get(own) ?? []) if (key.startsWith(prefix)) visitKey(key);
+      for (const key of this.groups.get(own)?.keys.keys() ?? []) if (key.startsWith(prefix)) visitKey(key);
     }
     // every group whose name extends the prefix
     for (const group of this.groupNames.keys(prefix)) {
       if (!group.startsWith(prefix)) break;
-      for (const key of this.groups.get(group)!) visitKey(key);
+      for (const key of this.groups.get(group)!.keys.keys()) visitKey(key);
     }
   }
 
@@ -543,8 +546,34 @@ export class Allocator {
     );
   }
 
+  private put(record: AllocationRecord, replace: boolean): Held {
+    if (!isReleasePolicy(record.policy)) {
+      throw new InvalidAddressError(String(record.policy), `invalid release policy for ${record.ip}`);
+    }
+    const { address, space, ordinal } = this.place(record.ip);
+    const previous = this.byIp.get(address);
+    if (previous) {
+      if (!replace) throw new AlreadyAllocatedError(address, previous.key);
+      this.remove(previous);
+    }
+    const { key, policy, nodeName, podUid, updateTime, reserved } = record;
+    return this.insert(
+      new Held(address, key, policy, nodeName, podUid, updateTime, reserved, space, ordinal),
+    );
+  }
+
+  private pruneEmptyGroups(): void {
+    for (const [group, members] of this.groups) {
+      if (members.addresses > 0) continue;
+      this.groups.delete(group);
+      this.groupNames.delete(group);
+    }
+    this.emptyGroups = 0;
+  }
+
+  // callers remove whatever held the address before, so it is never live in byIp here
   private insert(held: Held): Held {
-    this.byIp.set(held.ip, held);
+    this.byIp.add(held.ip, held);
     const space = held.space;
     if (space) {
       space.take(held.ordinal);
@@ -554,19 +583,25 @@ export class Allocator {
     }
     const current = this.byKeyIndex.get(held.key);
     if (current === undefined) {
-      this.byKeyIndex.set(held.key, held);
-      const group = groupOf(held.key);
-      let keys = this.groups.get(group);
-      if (!keys) {
-        this.groups.set(group, (keys = new Set()));
-        this.groupNames.set(group, undefined);
+      this.byKeyIndex.add(held.key, held);
+      const name = groupOf(held.key);
+      let group = this.groups.get(name);
+      if (!group) {
+        this.groups.set(name, (group = new KeyGroup()));
+        this.groupNames.set(name, undefined);
+      } else if (group.addresses === 0) {
+        this.emptyGroups--;
       }
-      keys.add(held.key);
+      group.keys.add(held.key, true);
+      held.group = group;
     } else if (Array.isArray(current)) {
       current.push(held);
+      held.group = current[0]!.group;
     } else {
       this.byKeyIndex.set(held.key, [current, held]);
+      held.group = current.group;
     }
+    held.group!.addresses++;
     return held;
   }
 
@@ -579,15 +614,14 @@ export class Allocator {
     } else {
       this.orphanCount--;
     }
+    const group = held.group!;
+    group.addresses--;
     const current = this.byKeyIndex.get(held.key);
     if (current === held) {
       this.byKeyIndex.delete(held.key);
-      const group = groupOf(held.key);
-      const keys = this.groups.get(group)!;
-      keys.delete(held.key);
-      if (keys.size === 0) {
-        this.groups.delete(group);
-        this.groupNames.delete(group);
+      group.keys.delete(held.key);
+      if (group.addresses === 0 && ++this.emptyGroups > 64 && this.emptyGroups > this.groups.size / 2) {
+        this.pruneEmptyGroups();
       }
     } else if (Array.isArray(current)) {
       current.splice(current.indexOf(held), 1);

@@ -408,7 +408,7 @@ describe('restore and reconfigure', () => {
     expect(report.loaded).toBe(3);
     expect(report.orphaned.map((a) => a.ip)).toEqual(['10.99.0.1']);
     expect(report.rejected.map((r) => r.reason)).toEqual([
-      '10.49.27.216 appears twice (also held by sts_ns1_web_web-0)',
+      '10.49.27.216 already been allocated to sts_ns1_web_web-0',
       'invalid IP address: "not-an-ip"',
       'invalid release policy for 10.49.27.218: "7"',
     ]);
