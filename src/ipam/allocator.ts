@@ -285,11 +285,26 @@ export class Allocator {
    * `family`, when given) and gives it to `newKey`. Ties go to the lowest address.
    */
   unpark(parkedKey: string, newKey: string, nodeSubnet: string, attrs: Attrs, family?: Family): Allocation {
+    const parked = this.chooseParked(parkedKey, nodeSubnet, { family });
+    if (!parked) throw new NoParkedIPError(parkedKey, nodeSubnet);
+    return this.replace(parked as Held, newKey, attrs);
+  }
+
+  /**
+   * The address unpark would take, changing nothing. `skip` leaves out addresses the caller cannot
+   * use now (a store skips those with a write in flight).
+   */
+  chooseParked(
+    parkedKey: string,
+    nodeSubnet: string,
+    options: { family?: Family | undefined; skip?: (ip: string) => boolean } = {},
+  ): Allocation | undefined {
     let best: Held | undefined;
     for (const held of this.heldBy(parkedKey)) {
       const space = held.space;
       if (held.reserved || !space || !space.nodeSubnets.has(nodeSubnet)) continue;
-      if (family !== undefined && space.family !== family) continue;
+      if (options.family !== undefined && space.family !== options.family) continue;
+      if (options.skip?.(held.ip)) continue;
       if (
         !best ||
         held.updateTime > best.updateTime ||
@@ -298,8 +313,7 @@ export class Allocator {
         best = held;
       }
     }
-    if (!best) throw new NoParkedIPError(parkedKey, nodeSubnet);
-    return this.replace(best, newKey, attrs);
+    return best;
   }
 
   /** Gives an address to another key (parks it at a prefix, or moves it between keys). */

@@ -225,6 +225,19 @@ describe('specific addresses, parking and re-keying', () => {
     );
   });
 
+  test('chooseParked says what unpark would take, changes nothing, and can skip addresses', () => {
+    const { allocator, tick } = setup();
+    allocator.allocateIP('10.173.13.2', 'dp_ns1_app_', parked);
+    tick();
+    allocator.allocateIP('10.173.13.3', 'dp_ns1_app_', parked);
+    expect(allocator.chooseParked('dp_ns1_app_', NODES_B)?.ip).toBe('10.173.13.3');
+    expect(allocator.chooseParked('dp_ns1_app_', NODES_B, { skip: (ip) => ip === '10.173.13.3' })?.ip).toBe(
+      '10.173.13.2',
+    );
+    expect(allocator.chooseParked('dp_ns1_app_', NODES_B, { family: 6 })).toBeUndefined();
+    expect(allocator.byKey('dp_ns1_app_')).toHaveLength(2);
+  });
+
   test('unpark never hands out a reserved address, even under a pool-shaped key', () => {
     const { allocator } = setup();
     allocator.allocateIP('10.173.13.9', 'pool__reserved-for-node_', parked, { reserved: true });

@@ -1,0 +1,143 @@
+// The FloatingIP custom resource (galaxy.k8s.io/v1alpha1, spec §8.1): one object per allocated
+// address. This module is its one decoder and encoder; everything else sees AllocationRecords.
+import {
+  type Allocation,
+  type AllocationRecord,
+  InvalidAddressError,
+  canonicalAddress,
+  isReleasePolicy,
+} from '../ipam/index.js';
+
+export const GROUP = 'galaxy.k8s.io';
+export const VERSION = 'v1alpha1';
+export const FLOATING_IP_PLURAL = 'floatingips';
+export const POOL_PLURAL = 'pools';
+/** Presence (any value) marks an address an operator set aside (spec §8.2). */
+export const RESERVED_LABEL = 'reserved';
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  resourceVersion?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
+}
+
+export interface FloatingIPObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: {
+    key: string;
+    /** galaxy's string form: `{"NodeName":"…","Uid":"…"}`, or "" for none. */
+    attribute: string;
+    policy: number;
+    /** RFC 3339. */
+    updateTime: string;
+  };
+}
+
+/**
+ * The object name of an address. Names must be DNS subdomains, which allow no ':', so IPv6
+ * addresses are written with '-' (and a '0' where a name would start or end with '-').
+ * IPv4 names are the dotted quad, as galaxy's.
+ */
+export function objectNameOf(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  let name = ip.replace(/:/g, '-');
+  if (name.startsWith('-')) name = `0${name}`;
+  if (name.endsWith('-')) name = `${name}0`;
+  return name;
+}
+
+/** The canonical address an object name stands for; throws InvalidAddressError. */
+export function ipOfObjectName(name: string): string {
+  const text = name.includes('-') ? name.replace(/-/g, ':') : name;
+  try {
+    return canonicalAddress(text);
+  } catch {
+    throw new InvalidAddressError(name, 'FloatingIP name is not an IP address');
+  }
+}
+
+export function encodeAttribute(nodeName: string, podUid: string): string {
+  return JSON.stringify({ NodeName: nodeName, Uid: podUid });
+}
+
+/** What a store writes for an allocation; labels of an existing object are kept. */
+export function toFloatingIPObject(allocation: Allocation, existing?: ObjectMeta): FloatingIPObject {
+  const metadata: ObjectMeta = { name: objectNameOf(allocation.ip) };
+  if (existing?.labels) metadata.labels = existing.labels;
+  if (existing?.resourceVersion) metadata.resourceVersion = existing.resourceVersion;
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'FloatingIP',
+    metadata,
+    spec: {
+      key: allocation.key,
+      attribute: encodeAttribute(allocation.nodeName, allocation.podUid),
+      policy: allocation.policy,
+      // milliseconds survive a restart, so "most recently parked" still orders correctly;
+      // galaxy's RFC 3339 parser reads fractional seconds too
+      updateTime: new Date(allocation.updateTime).toISOString(),
+    },
+  };
+}
+
+export type Decoded = { ok: true; record: AllocationRecord } | { ok: false; reason: string };
+
+/**
+ * An object as an allocation record, or why it is not one. Lenient where galaxy is (an empty or
+ * unparsable attribute means no node and no UID), strict where a wrong value could hand out an
+ * address twice (the name, the key, the policy).
+ */
+export function fromFloatingIPObject(object: unknown): Decoded {
+  const o = object as Partial<FloatingIPObject> | null;
+  const name = o?.metadata?.name;
+  if (typeof name !== 'string' || name === '') return { ok: false, reason: 'no metadata.name' };
+  let ip: string;
+  try {
+    ip = ipOfObjectName(name);
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message };
+  }
+  const spec = o?.spec;
+  if (!spec || typeof spec !== 'object') return { ok: false, reason: `${name}: no spec` };
+  if (typeof spec.key !== 'string') return { ok: false, reason: `${name}: spec.key is not a string` };
+  const policy = spec.policy ?? 0;
+  if (!isReleasePolicy(policy))
+    return { ok: false, reason: `${name}: spec.policy ${JSON.stringify(policy)} is not 0, 1 or 2` };
+  const { nodeName, podUid } = decodeAttribute(spec.attribute);
+  const updateTime = typeof spec.updateTime === 'string' ? Date.parse(spec.updateTime) : NaN;
+  return {
+    ok: true,
+    record: {
+      ip,
+      key: spec.key,
+      policy,
+      nodeName,
+      podUid,
+      updateTime: Number.isNaN(updateTime) ? 0 : updateTime,
+      reserved: o?.metadata?.labels?.[RESERVED_LABEL] !== undefined,
+    },
+  };
+}
+
+function decodeAttribute(attribute: unknown): { nodeName: string; podUid: string } {
+  if (typeof attribute !== 'string' || attribute === '') return { nodeName: '', podUid: '' };
+  try {
+    const parsed: unknown = JSON.parse(attribute);
+    if (typeof parsed !== 'object' || parsed === null) return { nodeName: '', podUid: '' };
+    // galaxy decodes with Go's encoding/json, which matches keys case-insensitively
+    const field = (name: string): string => {
+      const entry = Object.entries(parsed).find(([k]) => k.toLowerCase() === name);
+      return typeof entry?.[1] === 'string' ? entry[1] : '';
+    };
+    return { nodeName: field('nodename'), podUid: field('uid') };
+  } catch {
+    return { nodeName: '', podUid: '' };
+  }
+}

@@ -1,0 +1,125 @@
+import { ReleasePolicy } from '../../../src/ipam/index.js';
+import {
+  fromFloatingIPObject,
+  ipOfObjectName,
+  objectNameOf,
+  toFloatingIPObject,
+} from '../../../src/store/floating-ip-object.js';
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+describe('object names', () => {
+  test.each([
+    ['10.49.27.205', '10.49.27.205'],
+    ['fd00:100::a', 'fd00-100--a'],
+    ['::1', '0--1'],
+    ['fd00::', 'fd00--0'],
+    ['::', '0--0'],
+  ])('%s is named %s, a valid name, and reads back', (ip, name) => {
+    expect(objectNameOf(ip)).toBe(name);
+    expect(name).toMatch(DNS_SUBDOMAIN);
+    expect(ipOfObjectName(name)).toBe(ip);
+  });
+
+  test('a name that is no address is rejected', () => {
+    expect(() => ipOfObjectName('web-0')).toThrow('FloatingIP name is not an IP address: "web-0"');
+  });
+});
+
+describe('galaxy-written objects load unchanged', () => {
+  test('the spec example (§8.1)', () => {
+    const decoded = fromFloatingIPObject({
+      apiVersion: 'galaxy.k8s.io/v1alpha1',
+      kind: 'FloatingIP',
+      metadata: { name: '10.49.27.205' },
+      spec: {
+        key: 'sts_ns1_pod1_pod1-0',
+        attribute: '{"NodeName":"node3","Uid":"6f1c"}',
+        policy: 1,
+        updateTime: '2024-01-30T07:30:59Z',
+      },
+    });
+    expect(decoded).toEqual({
+      ok: true,
+      record: {
+        ip: '10.49.27.205',
+        key: 'sts_ns1_pod1_pod1-0',
+        policy: 1,
+        nodeName: 'node3',
+        podUid: '6f1c',
+        updateTime: Date.parse('2024-01-30T07:30:59Z'),
+        reserved: false,
+      },
+    });
+  });
+
+  test('a manual reservation (§8.2): label present, empty attribute', () => {
+    const decoded = fromFloatingIPObject({
+      metadata: { name: '10.0.0.1', labels: { reserved: 'this-is-not-for-pods' } },
+      spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '', updateTime: '2020-01-01T00:00:00Z' },
+    });
+    expect(decoded).toMatchObject({
+      ok: true,
+      record: { reserved: true, nodeName: '', podUid: '', policy: 2 },
+    });
+  });
+
+  test.each([
+    ['lower-case attribute keys, as Go decodes them', '{"nodename":"n1","uid":"u1"}', 'n1', 'u1'],
+    ['an unparsable attribute means none', '{oops', '', ''],
+    ['an attribute that is not an object', '"x"', '', ''],
+  ])('%s', (_name, attribute, nodeName, podUid) => {
+    const decoded = fromFloatingIPObject({
+      metadata: { name: '10.0.0.2' },
+      spec: { key: 'k', policy: 0, attribute, updateTime: '2020-01-01T00:00:00Z' },
+    });
+    expect(decoded).toMatchObject({ ok: true, record: { nodeName, podUid } });
+  });
+
+  test.each<[string, unknown, string]>([
+    ['no name', { metadata: {}, spec: {} }, 'no metadata.name'],
+    [
+      'a name that is no address',
+      { metadata: { name: 'x' }, spec: {} },
+      'FloatingIP name is not an IP address: "x"',
+    ],
+    ['no spec', { metadata: { name: '10.0.0.3' } }, '10.0.0.3: no spec'],
+    [
+      'a key that is not a string',
+      { metadata: { name: '10.0.0.3' }, spec: { key: 5 } },
+      '10.0.0.3: spec.key is not a string',
+    ],
+    [
+      'a policy out of range',
+      { metadata: { name: '10.0.0.3' }, spec: { key: 'k', policy: 3 } },
+      '10.0.0.3: spec.policy 3 is not 0, 1 or 2',
+    ],
+  ])('malformed: %s', (_name, object, reason) => {
+    expect(fromFloatingIPObject(object)).toEqual({ ok: false, reason });
+  });
+});
+
+test('an allocation round-trips through its object, with millisecond update times and labels kept', () => {
+  const allocation = {
+    ip: 'fd00:100::a',
+    key: 'dp_ns_app_app-1',
+    policy: ReleasePolicy.Never,
+    nodeName: 'node-1',
+    podUid: 'uid-1',
+    updateTime: Date.parse('2026-11-29T10:00:00.123Z'),
+    reserved: false,
+  };
+  const object = toFloatingIPObject(allocation, { labels: { team: 'a' }, resourceVersion: '42' });
+  expect(object).toEqual({
+    apiVersion: 'galaxy.k8s.io/v1alpha1',
+    kind: 'FloatingIP',
+    metadata: { name: 'fd00-100--a', labels: { team: 'a' }, resourceVersion: '42' },
+    spec: {
+      key: 'dp_ns_app_app-1',
+      attribute: '{"NodeName":"node-1","Uid":"uid-1"}',
+      policy: 2,
+      updateTime: '2026-11-29T10:00:00.123Z',
+    },
+  });
+  expect(fromFloatingIPObject(object)).toEqual({ ok: true, record: allocation });
+});
