@@ -79,6 +79,16 @@ export interface EntryStats {
   readonly free: bigint;
 }
 
+/** The network an address belongs to: what a pod needs to configure it. */
+export interface Network {
+  /** Position of the entry in the configuration. */
+  readonly entry: number;
+  readonly family: Family;
+  readonly prefix: number;
+  readonly gateway: string;
+  readonly vlan: number;
+}
+
 export interface RestoreReport {
   readonly loaded: number;
   /** Kept, but outside every configured range: nothing can be allocated over them. */
@@ -379,6 +389,14 @@ export class Allocator {
   /** The allocation of an address (any textual form), if any. */
   get(ip: string): Allocation | undefined {
     return this.byIp.get(ip) ?? this.byIp.get(this.place(ip).address);
+  }
+
+  /** The configured network of an address, or undefined when no entry has it. */
+  networkOf(ip: string): Network | undefined {
+    const space = (this.byIp.get(ip) ?? this.place(ip)).space;
+    if (!space) return undefined;
+    const { index, family, subnet, gateway, vlan } = space.entry;
+    return { entry: index, family, prefix: subnet.prefix, gateway: formatAddress(family, gateway), vlan };
   }
 
   /** Whether an address is in the configuration (whatever its state). */

@@ -19,6 +19,7 @@ export {
   type AllocatorOptions,
   type Attrs,
   type EntryStats,
+  type Network,
   type Owner,
   type ReconfigureReport,
   type RestoreReport,

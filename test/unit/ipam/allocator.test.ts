@@ -374,6 +374,25 @@ describe('matchHeld and nodeSubnetsFor', () => {
   });
 });
 
+test('networkOf gives what a pod needs to configure an address', () => {
+  const { allocator } = setup();
+  expect(allocator.networkOf('10.49.27.216')).toEqual({
+    entry: 0,
+    family: 4,
+    prefix: 24,
+    gateway: '10.49.27.1',
+    vlan: 2,
+  });
+  expect(allocator.networkOf('fd00:27::10')).toEqual({
+    entry: 2,
+    family: 6,
+    prefix: 64,
+    gateway: 'fd00:27::1',
+    vlan: 0,
+  });
+  expect(allocator.networkOf('10.49.27.219')).toBeUndefined();
+});
+
 describe('statistics', () => {
   test('per entry: total, allocated, reserved, free; counts follow every change', () => {
     const { allocator } = setup();

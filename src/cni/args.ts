@@ -1,0 +1,87 @@
+// The `k8s.v1.cni.galaxy.io/args` pod annotation (spec §3.1): what a pod asks for
+// (`request_ip_range`) and what bind gives it (`common.ipinfos`), which the CNI on the node reads.
+// This module is its one decoder and encoder.
+import { type IPRange, type RangeGroup, formatRange, parseRange } from '../ipam/index.js';
+
+export const CNI_ARGS_ANNOTATION = 'k8s.v1.cni.galaxy.io/args';
+
+export interface IPInfo {
+  /** `<address>/<prefix length>`, the address not masked. */
+  readonly ip: string;
+  readonly vlan: number;
+  readonly gateway: string;
+}
+
+export interface CniArgs {
+  /** One address wanted per group; empty means one address per family from anywhere allowed. */
+  readonly groups: readonly RangeGroup[];
+  readonly ipinfos: readonly IPInfo[];
+}
+
+export class CniArgsError extends Error {}
+
+/** Decodes the annotation; absent or "" is `{}`. Errors use galaxy's wording. */
+export function parseCniArgs(text: string | undefined): CniArgs {
+  if (text === undefined || text === '') return { groups: [], ipinfos: [] };
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(text);
+  } catch (err) {
+    throw new CniArgsError(`unmarshal pod cni args: ${(err as Error).message}`);
+  }
+  if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded)) {
+    throw new CniArgsError('unmarshal pod cni args: not a JSON object');
+  }
+  const args = decoded as { request_ip_range?: unknown; common?: { ipinfos?: unknown } };
+  return { groups: parseGroups(args.request_ip_range), ipinfos: parseIPInfos(args.common?.ipinfos) };
+}
+
+function parseGroups(raw: unknown): RangeGroup[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw))
+    throw new CniArgsError('unmarshal pod cni args: request_ip_range must be a list of lists');
+  return raw.map((group: unknown) => {
+    if (!Array.isArray(group)) {
+      throw new CniArgsError('unmarshal pod cni args: request_ip_range must be a list of lists');
+    }
+    return group.map((range: unknown): IPRange => {
+      try {
+        if (typeof range !== 'string') throw new Error('not a string');
+        return parseRange(range);
+      } catch {
+        throw new CniArgsError(`bad IPRange format ${JSON.stringify(range)}`);
+      }
+    });
+  });
+}
+
+function parseIPInfos(raw: unknown): IPInfo[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((info: unknown) => {
+    const i = info as Partial<IPInfo> | null;
+    if (typeof i?.ip !== 'string' || i.ip === '') return [];
+    return [
+      {
+        ip: i.ip,
+        vlan: typeof i.vlan === 'number' ? i.vlan : 0,
+        gateway: typeof i.gateway === 'string' ? i.gateway : '',
+      },
+    ];
+  });
+}
+
+/** The address of an ipinfo, without its prefix length. */
+export const addressOf = (info: IPInfo): string => info.ip.split('/')[0]!;
+
+/**
+ * The annotation bind writes: compact, `request_ip_range` first (ranges normalised, omitted when
+ * empty), then `common` (always) with `ipinfos` (omitted when empty); ipinfo keys ip, vlan, gateway.
+ */
+export function formatCniArgs(args: CniArgs): string {
+  const common =
+    args.ipinfos.length > 0
+      ? { ipinfos: args.ipinfos.map(({ ip, vlan, gateway }) => ({ ip, vlan, gateway })) }
+      : {};
+  if (args.groups.length === 0) return JSON.stringify({ common });
+  return JSON.stringify({ request_ip_range: args.groups.map((g) => g.map(formatRange)), common });
+}

@@ -1,0 +1,62 @@
+import { CniArgsError, addressOf, formatCniArgs, parseCniArgs } from '../../../src/cni/args.js';
+import { formatRange } from '../../../src/ipam/index.js';
+
+test("the spec's example parses: groups in order, ipinfos", () => {
+  const args = parseCniArgs(
+    JSON.stringify({
+      request_ip_range: [['10.0.0.200~10.0.0.238'], ['10.0.0.2~10.0.0.30'], ['10.0.0.60~10.0.0.80']],
+      common: {
+        ipinfos: [
+          { ip: '10.0.0.200/24', vlan: 0, gateway: '10.0.0.1' },
+          { ip: '10.0.0.2/24', vlan: 0, gateway: '10.0.0.1' },
+        ],
+      },
+    }),
+  );
+  expect(args.groups.map((g) => g.map(formatRange))).toEqual([
+    ['10.0.0.200~10.0.0.238'],
+    ['10.0.0.2~10.0.0.30'],
+    ['10.0.0.60~10.0.0.80'],
+  ]);
+  expect(args.ipinfos.map(addressOf)).toEqual(['10.0.0.200', '10.0.0.2']);
+});
+
+test('absent, empty and {} mean nothing asked', () => {
+  for (const text of [undefined, '', '{}']) expect(parseCniArgs(text)).toEqual({ groups: [], ipinfos: [] });
+});
+
+test.each([
+  ['{', /^unmarshal pod cni args: /],
+  ['[]', /^unmarshal pod cni args: not a JSON object$/],
+  ['{"request_ip_range":["10.0.0.1"]}', /request_ip_range must be a list of lists/],
+  ['{"request_ip_range":[["10.0.0.9~10.0.0.1"]]}', /^bad IPRange format "10.0.0.9~10.0.0.1"$/],
+  ['{"request_ip_range":[[5]]}', /^bad IPRange format 5$/],
+])('%s is refused', (text, message) => {
+  expect(() => parseCniArgs(text)).toThrow(CniArgsError);
+  expect(() => parseCniArgs(text)).toThrow(message);
+});
+
+test("bind's output is galaxy's: compact, ordered, normalised, unknown keys dropped", () => {
+  const args = parseCniArgs(
+    '{"zzz":1,"request_ip_range":[["10.0.0.5~10.0.0.5","10.0.0.7~10.0.0.9"]],"common":{"other":"x"}}',
+  );
+  const written = formatCniArgs({ ...args, ipinfos: [{ ip: '10.0.0.5/24', vlan: 2, gateway: '10.0.0.1' }] });
+  expect(written).toBe(
+    '{"request_ip_range":[["10.0.0.5","10.0.0.7~10.0.0.9"]],"common":{"ipinfos":[{"ip":"10.0.0.5/24","vlan":2,"gateway":"10.0.0.1"}]}}',
+  );
+  expect(
+    formatCniArgs({ groups: [], ipinfos: [{ ip: '10.49.27.205/24', vlan: 2, gateway: '10.49.27.1' }] }),
+  ).toBe('{"common":{"ipinfos":[{"ip":"10.49.27.205/24","vlan":2,"gateway":"10.49.27.1"}]}}');
+  expect(formatCniArgs({ groups: [], ipinfos: [] })).toBe('{"common":{}}');
+});
+
+test('IPv6 and dual stack: one ipinfo per family', () => {
+  const text = formatCniArgs({
+    groups: [],
+    ipinfos: [
+      { ip: '10.0.100.10/24', vlan: 0, gateway: '10.0.100.1' },
+      { ip: 'fd00:100::10/64', vlan: 0, gateway: 'fd00:100::1' },
+    ],
+  });
+  expect(parseCniArgs(text).ipinfos.map(addressOf)).toEqual(['10.0.100.10', 'fd00:100::10']);
+});
