@@ -1,7 +1,7 @@
 // The verbs on stored objects, with kube-apiserver's semantics: server-set metadata, optimistic concurrency,
 // status subresources, generation, preconditions, finalizers, and list paging.
 import { randomUUID } from 'node:crypto';
-import { equalExcept } from './equality.js';
+import { equalExcept, jsonEqual } from './equality.js';
 import { generatedName, nameProblem } from './names.js';
 import { applyPatch, type PatchType } from './patch.js';
 import { apiVersionOf, type ResourceType } from './registry.js';
@@ -263,7 +263,8 @@ export class ResourceService {
     next.kind = rt.kind;
     const hooks = this.hooksFor(rt);
     hooks.prepare?.(next, old, rt);
-    if (JSON.stringify(next) === existing.json) return existing;
+    // Like etcd's guaranteed update: writing what is already there is no change and makes no revision.
+    if (jsonEqual(next, old)) return existing;
     if (opts.dryRun) return { obj: next, json: JSON.stringify(next) };
     if (meta.deletionTimestamp !== undefined && (meta.finalizers ?? []).length === 0) {
       return this.removeNow(rt, existing);
