@@ -160,8 +160,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<Embed
     log,
   });
   const server: Server = createServer(handler);
-  // Watches are long-lived: no socket timeout, and idle keep-alive connections are reaped as Node does.
-  server.requestTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => {

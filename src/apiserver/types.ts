@@ -30,7 +30,15 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Kubernetes timestamps are RFC 3339 with second precision. */
-export function kubeTimestamp(date = new Date()): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+let cachedSecond = -1;
+let cachedStamp = '';
+
+/** Kubernetes timestamps are RFC 3339 with second precision; formatted once per second, as creates are hot. */
+export function kubeTimestamp(now = Date.now()): string {
+  const second = Math.floor(now / 1000);
+  if (second !== cachedSecond) {
+    cachedSecond = second;
+    cachedStamp = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return cachedStamp;
 }
