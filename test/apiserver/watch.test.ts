@@ -197,6 +197,17 @@ test('with a selector, objects entering and leaving the selection are ADDED and 
   w.stop();
 });
 
+test('the legacy /watch/ path watches one named object', async () => {
+  const w = await record(server, '/api/v1/watch/namespaces/default/configmaps/one', {
+    resourceVersion: String(server.revision()),
+  });
+  await core.createNamespacedConfigMap({ namespace: 'default', body: cm('two') });
+  await core.createNamespacedConfigMap({ namespace: 'default', body: cm('one') });
+  await waitFor('the named object', () => w.events.length === 1);
+  expect(w.events[0]).toMatchObject({ type: 'ADDED', name: 'one' });
+  w.stop();
+});
+
 test('an invalid resourceVersion or selector is a 400 before the stream opens', async () => {
   expect((await http(server, 'GET', '/api/v1/pods?watch=1&resourceVersion=abc')).status).toBe(400);
   expect((await http(server, 'GET', '/api/v1/pods?watch=true&labelSelector=a%20in%20b')).status).toBe(400);
