@@ -37,6 +37,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch)) return patch;
   const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
+    if (key === '__proto__') continue;
     if (value === null) delete result[key];
     else result[key] = mergePatch(result[key], value);
   }
@@ -127,7 +128,7 @@ function stripDirectives(value: unknown): unknown {
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (k.startsWith('$')) continue;
+    if (k.startsWith('$') || k === '__proto__') continue;
     out[k] = stripDirectives(v);
   }
   return out;
@@ -151,7 +152,7 @@ export function strategicMerge(original: unknown, patch: unknown): unknown {
   if (patch.$patch === 'delete') return undefined;
   const result: Record<string, unknown> = isPlainObject(original) ? { ...original } : {};
   for (const [key, value] of Object.entries(patch)) {
-    if (key.startsWith('$')) continue;
+    if (key.startsWith('$') || key === '__proto__') continue;
     if (value === null) {
       delete result[key];
     } else if (Array.isArray(value)) {

@@ -16,6 +16,16 @@ describe('merge patch (RFC 7386)', () => {
     const target = { a: { b: 1 } };
     mergePatch(target, { a: { b: 2 } });
     expect(target).toEqual({ a: { b: 1 } });
+    // A "__proto__" key in a JSON body must not reach an object's prototype.
+    const hostile = JSON.parse(
+      '{"__proto__":{"polluted":true},"a":{"__proto__":{"polluted":true}}}',
+    ) as unknown;
+    const merged = mergePatch({ a: {} }, hostile) as { polluted?: unknown; a: { polluted?: unknown } };
+    const strategic = strategicMerge({ a: {} }, hostile) as { polluted?: unknown; a: { polluted?: unknown } };
+    for (const out of [merged, strategic]) {
+      expect(out.polluted).toBeUndefined();
+      expect(out.a.polluted).toBeUndefined();
+    }
   });
 });
 
