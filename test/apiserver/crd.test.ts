@@ -185,6 +185,34 @@ test('status and scale subresources declared in the CRD work; selectableFields a
   ).toBe(400);
 });
 
+test('a CRD serving two versions serves one stored object at both', async () => {
+  const twoVersions = widgets('Cluster');
+  twoVersions.spec.versions = [
+    { name: 'v1', served: true, storage: true },
+    { name: 'v2beta1', served: true, storage: false },
+  ];
+  await ext.createCustomResourceDefinition({ body: twoVersions });
+  expect(
+    ((await http(server, 'GET', '/apis/example.io')).json.versions as { version: string }[]).map(
+      (v) => v.version,
+    ),
+  ).toEqual(['v1', 'v2beta1']);
+  await custom.createClusterCustomObject({
+    ...W,
+    body: { apiVersion: 'example.io/v1', kind: 'Widget', metadata: { name: 'both' } },
+  });
+  const atV2 = (await custom.getClusterCustomObject({ ...W, version: 'v2beta1', name: 'both' })) as {
+    apiVersion: string;
+  };
+  expect(atV2.apiVersion).toBe('example.io/v2beta1');
+  const listV2 = (await custom.listClusterCustomObject({ ...W, version: 'v2beta1' })) as {
+    apiVersion: string;
+    items: { apiVersion: string }[];
+  };
+  expect(listV2.apiVersion).toBe('example.io/v2beta1');
+  expect(listV2.items.map((i) => i.apiVersion)).toEqual(['example.io/v2beta1']);
+});
+
 test('an invalid CRD is 422 and serves nothing', async () => {
   const bad = widgets();
   bad.metadata = { name: 'wrong.example.io' };

@@ -305,6 +305,53 @@ describe('every built-in resource', () => {
   });
 });
 
+describe('deletecollection', () => {
+  test('deletes what the label selector selects, returns it, and each deletion is a DELETED event', async () => {
+    const from = String(server.revision());
+    const tiers: [string, string][] = [
+      ['dc-1', 'cache'],
+      ['dc-2', 'cache'],
+      ['dc-3', 'db'],
+    ];
+    for (const [name, tier] of tiers) {
+      await core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name, labels: { tier } } },
+      });
+    }
+    const res = await http(
+      server,
+      'DELETE',
+      '/api/v1/namespaces/default/configmaps?labelSelector=tier%3Dcache',
+      {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        propagationPolicy: 'Background',
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ kind: 'ConfigMapList', apiVersion: 'v1' });
+    expect((res.json.items as { metadata: { name: string } }[]).map((i) => i.metadata.name)).toEqual([
+      'dc-1',
+      'dc-2',
+    ]);
+    const left = await core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'tier' });
+    expect(left.items.map((c) => c.metadata?.name)).toEqual(['dc-3']);
+    await core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'tier=db' });
+    expect(
+      (await core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'tier' })).items,
+    ).toEqual([]);
+    const watch = await fetch(
+      `${server.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${from}&timeoutSeconds=1`,
+    );
+    const types = (await watch.text())
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type);
+    expect(types).toEqual(['ADDED', 'ADDED', 'ADDED', 'DELETED', 'DELETED', 'DELETED']);
+  });
+});
+
 describe('KubernetesObjectApi', () => {
   test('create, read, list, replace, patch and delete by apiVersion/kind', async () => {
     const objects = KubernetesObjectApi.makeApiClient(server.kubeConfig());

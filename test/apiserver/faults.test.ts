@@ -54,7 +54,7 @@ test('an injected 409 on a named request is seen by the client, then the next re
 
 test('an injected 500 fails only the matching requests, the given number of times', async () => {
   const fault = server.faults.failNext(
-    { verb: 'create', resource: 'pods/binding', namespace: 'default' },
+    { verb: 'create', resource: 'pods/binding', name: 'p', namespace: 'default' },
     500,
     { times: 2 },
   );
