@@ -2,6 +2,7 @@
 // floatip's command line. Each subcommand lives in its own module; this file only dispatches.
 const commands: Record<string, string> = {
   serve: 'run the scheduler extender and REST API',
+  'dev-apiserver': 'run the embedded Kubernetes API server alone (development aid, not a production store)',
 };
 
 function usage(): string {
@@ -20,6 +21,10 @@ async function main(argv: string[]): Promise<number> {
       'floatip: the IPAM core is built; the extender and REST API are not yet. Nothing to serve.\n',
     );
     return 0;
+  }
+  if (command === 'dev-apiserver') {
+    const { runDevApiServer } = await import('./apiserver/cli.js');
+    return runDevApiServer(argv.slice(1));
   }
   process.stderr.write(`floatip: unknown command "${command}"\n${usage()}`);
   return 2;

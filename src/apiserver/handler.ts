@@ -1,0 +1,364 @@
+// HTTP routing: which document or verb a request addresses, its query and body decoded, the answer written.
+// Every failure leaves as a Kubernetes Status.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { apiVersions, groupDocument, groupList, resourceList, SERVER_VERSION } from './discovery.js';
+import type { FaultController, FaultRule } from './faults.js';
+import { patchTypeOf } from './patch.js';
+import type { ResourceRegistry, ResourceType } from './registry.js';
+import { parseBool, parseRequestTarget, type ResourceRequest } from './request-info.js';
+import type { ListOptions, Preconditions, ResourceService } from './resources.js';
+import { objectMatcher } from './selectors.js';
+import { listJson, objectJson } from './serialize.js';
+import {
+  ApiError,
+  badRequest,
+  internalError,
+  methodNotAllowed,
+  pathNotFound,
+  unsupportedMediaType,
+} from './status.js';
+import type { Store } from './store.js';
+import { bindPod, patchScale, scaleOf, updateScale } from './subresources.js';
+import { isPlainObject } from './types.js';
+import { WatchStream, type WatchHub } from './watch.js';
+
+export interface HandlerDeps {
+  registry: ResourceRegistry;
+  store: Store;
+  service: ResourceService;
+  watches: WatchHub;
+  faults: FaultController;
+  /** host:port, for /api's serverAddressByClientCIDRs. */
+  serverAddress(): string;
+  bookmarkIntervalMs: number;
+  log(message: string): void;
+}
+
+/** Bodies above this are refused, like kube-apiserver's 3 MiB object limit (with room for bulk requests). */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+export const CONTROL_PREFIX = '/_floatip/';
+
+function send(res: ServerResponse, code: number, json: string): void {
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Content-Length': Buffer.byteLength(json),
+  });
+  res.end(json);
+}
+
+function sendObject(res: ServerResponse, code: number, body: unknown): void {
+  send(res, code, JSON.stringify(body));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new ApiError(413, 'RequestEntityTooLarge', `request body exceeds ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+async function readJson(req: IncomingMessage, what: string, optional = false): Promise<unknown> {
+  const text = await readBody(req);
+  if (text.trim() === '') {
+    if (optional) return undefined;
+    throw badRequest(`the request body for ${what} is empty`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw badRequest(`error decoding the request body for ${what}: ${(err as Error).message}`);
+  }
+}
+
+/** POST and PUT bodies must be JSON; kubectl and client-node always send it. */
+function requireJsonBody(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json' && type !== '' && type !== '*/*') {
+    throw unsupportedMediaType(
+      `the body of the request was in an unknown format (${type}) - this development server accepts application/json`,
+    );
+  }
+}
+
+function dryRunOf(url: URL): boolean {
+  const values = url.searchParams.getAll('dryRun');
+  for (const v of values) {
+    if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
+  }
+  return values.length > 0;
+}
+
+function nonNegativeInt(url: URL, param: string): number | undefined {
+  const raw = url.searchParams.get(param);
+  if (raw === null || raw === '') return undefined;
+  if (!/^\d+$/.test(raw))
+    throw badRequest(`${param}: Invalid value: "${raw}": must be a non-negative integer`);
+  return Number(raw);
+}
+
+function listOptions(url: URL): ListOptions {
+  const opts: ListOptions = {};
+  const labelSelector = url.searchParams.get('labelSelector');
+  const fieldSelector = url.searchParams.get('fieldSelector');
+  const limit = nonNegativeInt(url, 'limit');
+  const cont = url.searchParams.get('continue');
+  if (labelSelector) opts.labelSelector = labelSelector;
+  if (fieldSelector) opts.fieldSelector = fieldSelector;
+  if (limit !== undefined) opts.limit = limit;
+  if (cont) opts.continueToken = cont;
+  return opts;
+}
+
+function preconditionsOf(body: unknown): Preconditions {
+  if (body === undefined) return {};
+  if (!isPlainObject(body)) throw badRequest('DeleteOptions must be a JSON object');
+  const pre = body.preconditions;
+  if (pre === undefined || pre === null) return {};
+  if (!isPlainObject(pre)) throw badRequest('DeleteOptions.preconditions must be a JSON object');
+  const out: Preconditions = {};
+  if (typeof pre.uid === 'string') out.uid = pre.uid;
+  if (typeof pre.resourceVersion === 'string') out.resourceVersion = pre.resourceVersion;
+  return out;
+}
+
+export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { registry, store, service, watches, faults } = deps;
+
+  async function handleControl(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (path === `${CONTROL_PREFIX}faults`) {
+      if (method === 'GET') return sendObject(res, 200, { items: faults.pending() });
+      if (method === 'DELETE') return sendObject(res, 200, { cleared: faults.clear() });
+      if (method === 'POST') {
+        const body = await readJson(req, 'a fault');
+        const rules = Array.isArray(body) ? body : [body];
+        const injected = rules.map((r) => faults.inject(r as FaultRule));
+        return sendObject(res, 201, Array.isArray(body) ? { items: injected } : injected[0]);
+      }
+    } else if (path === `${CONTROL_PREFIX}drop-watches` && method === 'POST') {
+      return sendObject(res, 200, { dropped: faults.dropWatches() });
+    } else if (path === `${CONTROL_PREFIX}expire-history` && method === 'POST') {
+      return sendObject(res, 200, { compactedRevision: faults.expireHistory() });
+    } else {
+      throw pathNotFound();
+    }
+    throw methodNotAllowed(`${method} is not supported on ${path}`);
+  }
+
+  function resolveType(target: ResourceRequest): ResourceType {
+    const rt = registry.lookup(target.group, target.version, target.resource);
+    if (!rt) throw pathNotFound();
+    if (target.namespace !== undefined && !rt.namespaced) throw pathNotFound();
+    if (rt.namespaced && target.namespace === undefined && target.name !== undefined) throw pathNotFound();
+    if (
+      rt.namespaced &&
+      target.namespace === undefined &&
+      target.verb !== 'list' &&
+      target.verb !== 'watch'
+    ) {
+      throw methodNotAllowed(`${target.verb} of ${rt.plural} needs a namespace in the path`);
+    }
+    const sub = target.subresource;
+    if (sub !== undefined) {
+      const served =
+        (sub === 'status' && rt.statusSubresource) ||
+        (sub === 'scale' && rt.scale) ||
+        (sub === 'binding' && rt.binding);
+      if (!served) throw pathNotFound();
+      const verbs = sub === 'binding' ? ['create'] : ['get', 'update', 'patch'];
+      if (!verbs.includes(target.verb)) {
+        throw methodNotAllowed(`${target.verb} is not supported on ${rt.plural}/${sub}`);
+      }
+    }
+    return rt;
+  }
+
+  function handleWatch(res: ServerResponse, rt: ResourceType, target: ResourceRequest, url: URL): void {
+    let fieldSelector = url.searchParams.get('fieldSelector') ?? '';
+    if (target.name !== undefined) {
+      fieldSelector = [fieldSelector, `metadata.name=${target.name}`].filter(Boolean).join(',');
+    }
+    const matches = objectMatcher(
+      url.searchParams.get('labelSelector') ?? undefined,
+      fieldSelector,
+      rt.selectableFields,
+    );
+    const timeoutSeconds = nonNegativeInt(url, 'timeoutSeconds');
+    const bookmarks = parseBool(url.searchParams.get('allowWatchBookmarks'));
+    const sendInitialEvents = parseBool(url.searchParams.get('sendInitialEvents'));
+    const rvParam = url.searchParams.get('resourceVersion') ?? '';
+    let from: number | undefined;
+    if (!sendInitialEvents && rvParam !== '' && rvParam !== '0') {
+      if (!/^\d+$/.test(rvParam)) {
+        throw badRequest(`resourceVersion: Invalid value: "${rvParam}": must be a non-negative integer`);
+      }
+      from = Number(rvParam);
+    }
+    const filter: { namespace?: string; matches?: typeof matches } = {};
+    if (target.namespace !== undefined) filter.namespace = target.namespace;
+    if (matches) filter.matches = matches;
+    const stream = new WatchStream(res, rt, filter, () => store.revision, {
+      bookmarks,
+      bookmarkIntervalMs: deps.bookmarkIntervalMs,
+      ...(timeoutSeconds ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+    });
+    stream.open();
+    if (from === undefined) {
+      // No version (or "0"): the current state as ADDED events first, as kube-apiserver does.
+      const prefix = target.namespace !== undefined ? `${target.namespace}/` : '';
+      for (const stored of store.scan(rt.storageKey, prefix)) stream.sendInitial(stored);
+      if (sendInitialEvents && bookmarks) stream.sendBookmark(true);
+    } else {
+      const events = store.history.since(from);
+      if (!events) {
+        const oldest = store.history.compactedRevision + 1;
+        stream.fail(new ApiError(410, 'Expired', `too old resource version: ${from} (${oldest})`));
+        return;
+      }
+      for (const event of events) if (event.storageKey === rt.storageKey) stream.deliver(event);
+    }
+    watches.register(stream);
+  }
+
+  async function handleResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: ResourceRequest,
+    url: URL,
+  ): Promise<void> {
+    const rt = resolveType(target);
+    const fault = faults.take({
+      verb: target.verb,
+      group: target.group,
+      resource: target.resource,
+      ...(target.subresource !== undefined ? { subresource: target.subresource } : {}),
+      ...(target.name !== undefined ? { name: target.name } : {}),
+      ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
+    });
+    if (fault) {
+      if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (fault.error) throw fault.error;
+    }
+    const ns = target.namespace;
+    const name = target.name ?? '';
+    const sub = target.subresource;
+    switch (target.verb) {
+      case 'get': {
+        const stored = service.get(rt, ns, name);
+        if (sub === 'scale') return sendObject(res, 200, scaleOf(rt, stored.obj));
+        return send(res, 200, objectJson(stored, rt));
+      }
+      case 'list': {
+        const result = service.list(rt, ns, listOptions(url));
+        return send(res, 200, listJson(rt, result.items, result.revision, result.continueToken));
+      }
+      case 'watch':
+        return handleWatch(res, rt, target, url);
+      case 'create': {
+        const dryRun = dryRunOf(url);
+        requireJsonBody(req);
+        const body = await readJson(req, `${rt.plural}${sub ? '/' + sub : ''}`);
+        if (sub === 'binding') {
+          bindPod(service, rt, ns ?? '', name, body, dryRun);
+          return sendObject(res, 201, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            code: 201,
+          });
+        }
+        return send(res, 201, objectJson(service.create(rt, ns, body, { dryRun }), rt));
+      }
+      case 'update': {
+        const dryRun = dryRunOf(url);
+        requireJsonBody(req);
+        const body = await readJson(req, `${rt.plural}${sub ? '/' + sub : ''}`);
+        if (sub === 'scale') return sendObject(res, 200, updateScale(service, rt, ns, name, body, dryRun));
+        const opts = sub === 'status' ? { dryRun, subresource: 'status' as const } : { dryRun };
+        const { served, created } = service.update(rt, ns, name, body, opts);
+        return send(res, created ? 201 : 200, objectJson(served, rt));
+      }
+      case 'patch': {
+        const dryRun = dryRunOf(url);
+        const type = patchTypeOf(req.headers['content-type'], rt.strategicMergePatch || sub === 'scale');
+        const body = await readJson(req, `a patch of ${rt.plural}`);
+        if (sub === 'scale')
+          return sendObject(res, 200, patchScale(service, rt, ns, name, type, body, dryRun));
+        const opts = sub === 'status' ? { dryRun, subresource: 'status' as const } : { dryRun };
+        return send(res, 200, objectJson(service.patch(rt, ns, name, type, body, opts), rt));
+      }
+      case 'delete': {
+        const dryRun = dryRunOf(url);
+        const preconditions = preconditionsOf(await readJson(req, 'DeleteOptions', true));
+        const { served, removed } = service.delete(rt, ns, name, preconditions, { dryRun });
+        return send(res, removed ? 200 : 202, objectJson(served, rt));
+      }
+      case 'deletecollection': {
+        const dryRun = dryRunOf(url);
+        await readJson(req, 'DeleteOptions', true);
+        const { items, revision } = service.deleteCollection(rt, ns, listOptions(url), dryRun);
+        return send(res, 200, listJson(rt, items, revision));
+      }
+    }
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    if (url.pathname.startsWith(CONTROL_PREFIX)) return handleControl(req, res, url.pathname);
+    const target = parseRequestTarget(method, url);
+    if (target.kind === 'methodNotAllowed')
+      throw methodNotAllowed(`${method} is not supported on ${url.pathname}`);
+    if (target.kind === 'resource') return handleResource(req, res, target, url);
+    if (method !== 'GET' && method !== 'HEAD')
+      throw methodNotAllowed(`${method} is not supported on ${url.pathname}`);
+    switch (target.kind) {
+      case 'apiVersions':
+        return sendObject(res, 200, apiVersions(deps.serverAddress()));
+      case 'groupList':
+        return sendObject(res, 200, groupList(registry));
+      case 'group':
+        if (registry.versionsOf(target.group).length === 0) throw pathNotFound();
+        return sendObject(res, 200, groupDocument(registry, target.group));
+      case 'resourceList':
+        if (!registry.hasGroupVersion(target.group, target.version)) throw pathNotFound();
+        return sendObject(res, 200, resourceList(registry, target.group, target.version));
+      case 'other':
+        if (url.pathname === '/version' || url.pathname === '/version/')
+          return sendObject(res, 200, SERVER_VERSION);
+        if (['/healthz', '/livez', '/readyz'].includes(url.pathname)) {
+          res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end('ok');
+          return;
+        }
+        // No OpenAPI documents: kubectl then falls back to its compiled-in knowledge of the built-in kinds.
+        throw pathNotFound();
+    }
+  }
+
+  return (req, res) => {
+    route(req, res).catch((err: unknown) => {
+      const apiError = err instanceof ApiError ? err : internalError(err);
+      if (!(err instanceof ApiError))
+        deps.log(`floatip dev-apiserver: ${req.method} ${req.url}: ${String(err)}`);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendObject(res, apiError.code, apiError.toStatus());
+    });
+  };
+}
