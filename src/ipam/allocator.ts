@@ -326,6 +326,30 @@ export class Allocator {
     return best;
   }
 
+  /**
+   * What rekey (or update, with the same key) would make of an address, changing nothing; throws
+   * as they would. A store writes this first and loads it once the write has succeeded.
+   */
+  planChange(ip: string, expected: Owner, key: string, attrs: Attrs): Allocation {
+    const held = this.owned(ip, expected);
+    return new Held(
+      held.ip,
+      key,
+      attrs.policy,
+      attrs.nodeName,
+      attrs.podUid,
+      this.clock(),
+      held.reserved,
+      held.space,
+      held.ordinal,
+    );
+  }
+
+  /** The allocation release would free, changing nothing; throws as release would. */
+  checkOwner(ip: string, expected: Owner): Allocation {
+    return this.owned(ip, expected);
+  }
+
   /** Gives an address to another key (parks it at a prefix, or moves it between keys). */
   rekey(ip: string, expected: Owner, newKey: string, attrs: Attrs): Allocation {
     return this.replace(this.owned(ip, expected), newKey, attrs);

@@ -246,6 +246,21 @@ describe('specific addresses, parking and re-keying', () => {
     );
   });
 
+  test('planChange and checkOwner validate like rekey and release, and change nothing', () => {
+    const { allocator, tick } = setup();
+    const [a] = allocator.allocate({ key: 'k1', nodeSubnet: NODES_B, attrs: attrs() });
+    tick();
+    const planned = allocator.planChange(a!.ip, { key: 'k1' }, 'dp_ns1_app_', parked);
+    expect(planned).toMatchObject({ ip: a!.ip, key: 'dp_ns1_app_', nodeName: '', podUid: '', policy: 2 });
+    expect(planned.updateTime).toBeGreaterThan(a!.updateTime);
+    expect(allocator.get(a!.ip)).toBe(a);
+    expect(() => allocator.planChange(a!.ip, { key: 'k0' }, 'x', parked)).toThrow(OwnerConflictError);
+    expect(allocator.checkOwner(a!.ip, { key: 'k1', podUid: 'u1' })).toBe(a);
+    expect(() => allocator.checkOwner(a!.ip, { key: 'k1', podUid: 'u2' })).toThrow(OwnerConflictError);
+    allocator.load(planned);
+    expect(allocator.byKey('dp_ns1_app_')).toMatchObject([{ ip: a!.ip, updateTime: planned.updateTime }]);
+  });
+
   test('rekey and update refuse when the address changed hands', () => {
     const { allocator } = setup();
     const [a] = allocator.allocate({ key: 'k1', nodeSubnet: NODES_B, attrs: attrs() });
