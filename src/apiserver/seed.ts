@@ -1,6 +1,10 @@
 // The demo cluster a fresh `npm start` (or `floatip dev-apiserver --seed demo`) begins with: two namespaces,
 // floatip's two CRDs, four nodes in two node subnets, the galaxy-format pool config and one Pool.
 // Exported as data so tests and fixtures can reuse it.
+import {
+  FLOATINGIP_CRD as FLOATINGIP_CRD_DEFINITION,
+  POOL_CRD as POOL_CRD_DEFINITION,
+} from '../kube/crds.js';
 import type { KubeObject } from './types.js';
 
 function deepFreeze<T>(value: T): T {
@@ -11,83 +15,13 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-const API_APPROVED = { 'api-approved.kubernetes.io': 'https://github.com/kubernetes/kubernetes/pull/78458' };
-
-export const FLOATINGIP_CRD: Readonly<KubeObject> = deepFreeze({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'floatingips.galaxy.k8s.io', annotations: API_APPROVED },
-  spec: {
-    group: 'galaxy.k8s.io',
-    scope: 'Cluster',
-    names: {
-      kind: 'FloatingIP',
-      listKind: 'FloatingIPList',
-      plural: 'floatingips',
-      singular: 'floatingip',
-      shortNames: ['fip'],
-    },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            required: ['spec'],
-            properties: {
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              spec: {
-                type: 'object',
-                required: ['attribute', 'key', 'policy', 'updateTime'],
-                properties: {
-                  key: { type: 'string' },
-                  attribute: { type: 'string' },
-                  policy: { type: 'integer', minimum: 0, maximum: 2 },
-                  updateTime: { type: 'string', format: 'date-time' },
-                },
-              },
-            },
-          },
-        },
-      },
-    ],
-  },
-});
-
-export const POOL_CRD: Readonly<KubeObject> = deepFreeze({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'pools.galaxy.k8s.io', annotations: API_APPROVED },
-  spec: {
-    group: 'galaxy.k8s.io',
-    scope: 'Namespaced',
-    names: { kind: 'Pool', listKind: 'PoolList', plural: 'pools', singular: 'pool' },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            required: ['size', 'preAllocateIP'],
-            properties: {
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              size: { type: 'integer', minimum: 0 },
-              preAllocateIP: { type: 'boolean' },
-            },
-          },
-        },
-      },
-    ],
-  },
-});
+// the CRDs as floatip ships them (crds/*.yaml): one definition for the seed, the operator and floatip
+export const FLOATINGIP_CRD: Readonly<KubeObject> = deepFreeze(
+  structuredClone(FLOATINGIP_CRD_DEFINITION) as unknown as KubeObject,
+);
+export const POOL_CRD: Readonly<KubeObject> = deepFreeze(
+  structuredClone(POOL_CRD_DEFINITION) as unknown as KubeObject,
+);
 
 export const DEMO_NAMESPACES: readonly Readonly<KubeObject>[] = deepFreeze(
   ['default', 'kube-system'].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
