@@ -239,12 +239,21 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     url: URL,
   ): Promise<void> {
     const rt = resolveType(target);
+    // a create names its object in the body: read it first, so that a fault can match that name
+    let createBody: unknown;
+    let name_ = target.name;
+    if (target.verb === 'create' && target.subresource === undefined) {
+      requireJsonBody(req);
+      createBody = await readJson(req, rt.plural);
+      const bodyName = (createBody as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+      if (typeof bodyName === 'string') name_ = bodyName;
+    }
     const fault = faults.take({
       verb: target.verb,
       group: target.group,
       resource: target.resource,
       ...(target.subresource !== undefined ? { subresource: target.subresource } : {}),
-      ...(target.name !== undefined ? { name: target.name } : {}),
+      ...(name_ !== undefined ? { name: name_ } : {}),
       ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
     });
     if (fault) {
@@ -269,7 +278,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       case 'create': {
         const dryRun = dryRunOf(url);
         requireJsonBody(req);
-        const body = await readJson(req, `${rt.plural}${sub ? '/' + sub : ''}`);
+        const body = createBody ?? (await readJson(req, `${rt.plural}${sub ? '/' + sub : ''}`));
         if (sub === 'binding') {
           bindPod(service, rt, ns ?? '', name, body, dryRun);
           return sendObject(res, 201, {

@@ -83,7 +83,7 @@ export class CustomResourceClient {
     this.watcher = new Watch(kubeConfig);
   }
 
-  private get path(): string {
+  get path(): string {
     const { group, version, plural, namespace } = this.ref;
     return namespace
       ? `/apis/${group}/${version}/namespaces/${namespace}/${plural}`

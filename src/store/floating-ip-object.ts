@@ -22,8 +22,8 @@ export interface ObjectMeta {
   uid?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  creationTimestamp?: string | Date;
-  deletionTimestamp?: string | Date;
+  creationTimestamp?: Date;
+  deletionTimestamp?: Date;
 }
 
 export interface FloatingIPObject {

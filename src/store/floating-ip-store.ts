@@ -1,8 +1,8 @@
 // The FloatingIP objects in the API server are the truth; the allocator is a cache of them. This
 // store keeps it so:
-// - at start it lists every object (paged) and restores the allocator from them;
-// - it follows the watch, so objects created, edited or deleted by anyone (kubectl reservations)
-//   take effect at once, and re-lists when the watch is lost or too old;
+// - at start it lists every object (paged) into the allocator, then follows the watch, so objects
+//   created, edited or deleted by anyone (kubectl reservations) take effect at once; a lost watch
+//   is resumed or re-listed (src/kube/reflector.ts);
 // - every decision is written first and applied to memory only once the write has succeeded, each
 //   write conditional on the version the store last saw. A conflict means someone else changed the
 //   object: the store re-reads it and the caller decides again. Nothing is overwritten blindly.
@@ -22,16 +22,20 @@ import {
   OwnerConflictError,
   type Owner,
 } from '../ipam/index.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import {
   type CustomResourceClient,
   KubeApiError,
   isAlreadyExists,
+  isConflict,
   isNotFound,
 } from '../kube/custom-resources.js';
+import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
 import {
   type FloatingIPObject,
   fromFloatingIPObject,
+  ipOfObjectName,
   objectNameOf,
   toFloatingIPObject,
 } from './floating-ip-object.js';
@@ -57,163 +61,104 @@ export interface StartReport {
   readonly problems: readonly ObjectProblem[];
 }
 
-const RELIST_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
 /** How often allocate tries again when an address it chose turns out to be taken already. */
 const ALLOCATE_ATTEMPTS = 3;
+/** How often a write is planned again after a conflict while the caller's decision still holds. */
+const WRITE_ATTEMPTS = 3;
 
 export class FloatingIPStore {
   private readonly versions = new Map<string, bigint>();
   private readonly writing = new KeyedLock();
-  private watch: { stop(): void } | undefined;
-  private lastVersion = '';
-  private stopped = false;
-  private following: Promise<void> | undefined;
+  private readonly heldBack = new Map<string, { version: bigint; change: () => void }>();
+  private readonly reflector: Reflector<FloatingIPObject>;
+  private starting: ObjectProblem[] | undefined;
 
   constructor(
     private readonly api: CustomResourceClient,
+    kubeConfig: KubeConfig,
     readonly allocator: Allocator,
     private readonly log: Logger,
     private readonly observer: StoreObserver = {},
-  ) {}
+  ) {
+    this.reflector = new Reflector<FloatingIPObject>({
+      name: 'floatingips',
+      path: api.path,
+      list: async ({ limit, _continue }) => {
+        const page = await api.list(limit, _continue);
+        return {
+          items: page.items as FloatingIPObject[],
+          metadata: {
+            resourceVersion: page.resourceVersion,
+            ...(page.continue ? { continue: page.continue } : {}),
+          },
+        };
+      },
+      kubeConfig,
+      log,
+      keep: 'versions',
+    })
+      .on('add', (o) => this.onObject(o))
+      .on('update', (o) => this.onObject(o))
+      .on('delete', (o) => this.onDeleted(o));
+  }
 
   // ---- start, follow, stop
 
-  /** Lists every object, restores the allocator, and starts following the watch. */
+  /** Lists every object into the allocator, and follows the watch from then on. */
   async start(): Promise<StartReport> {
-    const { items, resourceVersion } = await this.api.listAll();
-    const problems: ObjectProblem[] = [];
-    const records = [];
-    for (const item of items) {
-      const decoded = fromFloatingIPObject(item);
-      const name = (item as FloatingIPObject).metadata?.name ?? '';
-      if (!decoded.ok) {
-        problems.push({ name, reason: decoded.reason });
-        continue;
-      }
-      records.push(decoded.record);
-      this.versions.set(decoded.record.ip, versionOf(item));
-    }
-    const report = this.allocator.restore(records);
-    for (const { record, reason } of report.rejected)
-      problems.push({ name: objectNameOf(record.ip), reason });
-    for (const orphan of report.orphaned) {
-      problems.push({
-        name: objectNameOf(orphan.ip),
-        reason: `${orphan.ip} is outside every configured range; kept`,
-      });
-    }
-    for (const problem of problems) this.reportProblem(problem);
-    this.lastVersion = resourceVersion;
+    this.starting = [];
+    await this.reflector.start();
+    const problems = this.starting;
+    this.starting = undefined;
+    const orphaned = this.allocator.orphaned();
     this.log.info(
-      { objects: items.length, loaded: report.loaded, problems: problems.length },
+      {
+        objects: this.reflector.size,
+        loaded: this.allocator.size,
+        orphaned: orphaned.length,
+        problems: problems.length,
+      },
       'floating IPs restored',
     );
-    await this.startWatch();
-    this.following = this.follow();
-    return { objects: items.length, loaded: report.loaded, orphaned: report.orphaned, problems };
+    return { objects: this.reflector.size, loaded: this.allocator.size, orphaned, problems };
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.watch?.stop();
-    await this.following;
+  stop(): Promise<void> {
+    return this.reflector.stop();
   }
 
-  private watchDone: Promise<void> | undefined;
-
-  private async startWatch(): Promise<void> {
-    const handle = await this.api.watch(this.lastVersion, (type, object) => this.onEvent(type, object));
-    this.watch = handle;
-    this.watchDone = handle.done;
-  }
-
-  /** Keeps a watch open: resumes where it ended, re-lists when the history is gone or it failed. */
-  private async follow(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped) {
-      try {
-        await this.watchDone;
-        failures = 0;
-      } catch (err) {
-        if (this.stopped) return;
-        failures++;
-        const gone = err instanceof KubeApiError && err.status === 410;
-        this.log.warn({ err: (err as Error).message, gone }, 'floating IP watch ended; re-listing');
-        await sleep(RELIST_BACKOFF_MS[Math.min(failures, RELIST_BACKOFF_MS.length) - 1]!);
-        if (this.stopped) return;
-        try {
-          await this.relist();
-        } catch (relistErr) {
-          this.log.warn({ err: (relistErr as Error).message }, 'floating IP re-list failed');
-          continue;
-        }
-      }
-      if (this.stopped) return;
-      try {
-        await this.startWatch();
-      } catch (err) {
-        this.log.warn({ err: (err as Error).message }, 'floating IP watch could not start');
-        this.watchDone = Promise.reject(err);
-        this.watchDone.catch(() => undefined);
-      }
-    }
-  }
-
-  /** Brings memory to the listed truth without disturbing writes in flight. */
-  private async relist(): Promise<void> {
-    const { items, resourceVersion } = await this.api.listAll();
-    const listed = BigInt(resourceVersion || '0');
-    const present = new Set<string>();
-    for (const item of items) {
-      const decoded = fromFloatingIPObject(item);
-      if (!decoded.ok) continue;
-      present.add(decoded.record.ip);
-      this.applyEvent(decoded.record.ip, versionOf(item), () => this.allocator.load(decoded.record));
-    }
-    for (const allocation of [...this.allocator.all()]) {
-      const ip = allocation.ip;
-      if (present.has(ip) || this.writing.isHeld(ip)) continue;
-      // gone from the list, and nothing newer than the list has been seen for it
-      if ((this.versions.get(ip) ?? 0n) <= listed) {
-        this.versions.set(ip, listed);
-        this.allocator.unload(ip);
-      }
-    }
-    this.lastVersion = resourceVersion;
-  }
-
-  private onEvent(type: string, object: unknown): void {
-    const version = (object as FloatingIPObject)?.metadata?.resourceVersion;
-    if (version) this.lastVersion = version;
-    if (type === 'BOOKMARK') return;
+  private onObject(object: FloatingIPObject): void {
     const decoded = fromFloatingIPObject(object);
     if (!decoded.ok) {
-      if (type !== 'DELETED')
-        this.reportProblem({
-          name: (object as FloatingIPObject)?.metadata?.name ?? '',
-          reason: decoded.reason,
-        });
+      this.reportProblem({ name: object.metadata?.name ?? '', reason: decoded.reason });
       return;
     }
     const { record } = decoded;
-    if (type === 'DELETED') {
-      this.applyEvent(record.ip, versionOf(object), () => this.allocator.unload(record.ip));
-      return;
-    }
     this.applyEvent(record.ip, versionOf(object), () => {
-      const loaded = this.allocator.load(record);
-      if (!this.allocator.isConfigured(loaded.ip)) {
+      this.allocator.load(record);
+      if (!this.allocator.isConfigured(record.ip)) {
         this.reportProblem({
-          name: objectNameOf(loaded.ip),
-          reason: `${loaded.ip} is outside every configured range; kept`,
+          name: objectNameOf(record.ip),
+          reason: `${record.ip} is outside every configured range; kept`,
         });
       }
     });
   }
 
+  private onDeleted(object: FloatingIPObject): void {
+    let ip: string;
+    try {
+      ip = ipOfObjectName(object.metadata?.name ?? '');
+    } catch {
+      return;
+    }
+    this.applyEvent(ip, versionOf(object), () => this.allocator.unload(ip));
+  }
+
   /** Applies a watch event's change, unless memory already reflects something as new. */
   private applyEvent(ip: string, version: bigint, change: () => void): void {
     if (this.writing.isHeld(ip)) {
+      // a write of this address is in flight: apply after it, if still newer
       const held = this.heldBack.get(ip);
       if (!held || held.version < version) this.heldBack.set(ip, { version, change });
       return;
@@ -231,6 +176,7 @@ export class FloatingIPStore {
   }
 
   private reportProblem(problem: ObjectProblem): void {
+    this.starting?.push(problem);
     this.log.warn(
       { object: problem.name, reason: problem.reason },
       'FloatingIP object kept but not usable as is',
@@ -294,32 +240,38 @@ export class FloatingIPStore {
   /** Gives an address held by `expected` to `newKey` (parking it, or moving it). */
   rekey(ip: string, expected: Owner, newKey: string, attrs: Attrs): Promise<Allocation> {
     return this.withAddress(ip, () =>
-      this.change(this.allocator.planChange(ip, expected, newKey, attrs), expected),
+      this.change(() => this.allocator.planChange(ip, expected, newKey, attrs)),
     );
   }
 
   /** Changes the policy, node and pod UID of an address held by `expected`. */
   update(ip: string, expected: Owner, attrs: Attrs): Promise<Allocation> {
     return this.withAddress(ip, () =>
-      this.change(this.allocator.planChange(ip, expected, expected.key, attrs), expected),
+      this.change(() => this.allocator.planChange(ip, expected, expected.key, attrs)),
     );
   }
 
-  /** Frees an address if it still belongs to `expected`: its object is deleted, then memory follows. */
+  /**
+   * Frees an address if it still belongs to `expected`: its object is deleted, then memory follows.
+   * A conflict re-reads the object and tries again while `expected` still holds it.
+   */
   release(ip: string, expected: Owner): Promise<Allocation> {
     return this.withAddress(ip, async () => {
-      const current = this.allocator.checkOwner(ip, expected);
-      const known = this.versions.get(current.ip);
-      try {
-        await this.api.delete(objectNameOf(current.ip), known !== undefined ? String(known) : undefined);
-      } catch (err) {
-        if (!isNotFound(err)) {
-          await this.reread(current.ip, err);
-          throw this.refusal(err, current.ip, expected);
+      for (let attempt = 1; ; attempt++) {
+        const current = this.allocator.checkOwner(ip, expected);
+        const known = this.versions.get(current.ip);
+        try {
+          await this.api.delete(objectNameOf(current.ip), known !== undefined ? String(known) : undefined);
+        } catch (err) {
+          if (!isNotFound(err)) {
+            await this.reread(current.ip, err);
+            if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
+            throw this.refusal(err, current.ip);
+          }
         }
+        if (this.allocator.get(current.ip) === current) this.allocator.unload(current.ip);
+        return current;
       }
-      if (this.allocator.get(current.ip) === current) this.allocator.unload(current.ip);
-      return current;
     });
   }
 
@@ -370,24 +322,32 @@ export class FloatingIPStore {
     throw failure.reason;
   }
 
-  /** Writes a planned change of an existing object; applies it to memory once written. */
-  private async change(planned: Allocation, expected: Owner): Promise<Allocation> {
-    const ip = planned.ip;
-    const known = this.versions.get(ip);
-    // a merge patch keeps the object's labels; its resourceVersion makes it conditional
-    const patch = {
-      metadata: known !== undefined ? { resourceVersion: String(known) } : {},
-      spec: toFloatingIPObject(planned).spec,
-    };
-    let written: unknown;
-    try {
-      written = await this.api.patch(objectNameOf(ip), patch);
-    } catch (err) {
-      await this.reread(ip, err);
-      throw this.refusal(err, ip, expected);
+  /**
+   * Writes a planned change of an existing object and applies it to memory once written. On a
+   * conflict the object is re-read and the change planned again (which refuses if the address
+   * changed hands), a few times at most.
+   */
+  private async change(plan: () => Allocation): Promise<Allocation> {
+    for (let attempt = 1; ; attempt++) {
+      const planned = plan();
+      const ip = planned.ip;
+      const known = this.versions.get(ip);
+      // a merge patch keeps the object's labels; its resourceVersion makes it conditional
+      const patch = {
+        metadata: known !== undefined ? { resourceVersion: String(known) } : {},
+        spec: toFloatingIPObject(planned).spec,
+      };
+      let written: unknown;
+      try {
+        written = await this.api.patch(objectNameOf(ip), patch);
+      } catch (err) {
+        await this.reread(ip, err);
+        if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
+        throw this.refusal(err, ip);
+      }
+      this.apply(ip, versionOf(written), () => this.allocator.load(planned));
+      return this.allocator.get(ip) ?? planned;
     }
-    this.apply(ip, versionOf(written), () => this.allocator.load(planned));
-    return this.allocator.get(ip) ?? planned;
   }
 
   /**
@@ -407,8 +367,6 @@ export class FloatingIPStore {
       }
     });
   }
-
-  private readonly heldBack = new Map<string, { version: bigint; change: () => void }>();
 
   /** After a failed write: the object as it is now, in memory. */
   private async reread(ip: string, cause: unknown): Promise<void> {
@@ -436,11 +394,8 @@ export class FloatingIPStore {
   }
 
   /** The error a refused write gives its caller, in the core's terms where it is one. */
-  private refusal(err: unknown, ip: string, expected: Owner): Error {
-    if (err instanceof KubeApiError && (err.status === 409 || err.status === 404)) {
-      const now = this.allocator.get(ip);
-      return now ? new OwnerConflictError(ip, expected.key, now.key) : new NotAllocatedError(ip);
-    }
+  private refusal(err: unknown, ip: string): Error {
+    if (isNotFound(err) && !this.allocator.get(ip)) return new NotAllocatedError(ip);
     return err as Error;
   }
 }
@@ -453,5 +408,3 @@ function versionOf(object: unknown): bigint {
     return 0n;
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

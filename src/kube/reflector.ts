@@ -1,0 +1,237 @@
+// A read-only cache of one resource kept in step with the API server: list (paged), then watch
+// from the list's version; when the watch ends it resumes, and when it fails or its history is
+// gone (410) it lists again and reports the difference as events, so a consumer never misses a
+// deletion that happened while it was not watching. client-node's informer stops on errors and
+// leaves restarting to its user (kubernetes-client/javascript#795, #1933); this one does not stop.
+import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
+import type { Logger } from '../log.js';
+import { KubeApiError, kubeError } from './custom-resources.js';
+
+export interface ListResult<T> {
+  items: T[];
+  metadata?: { continue?: string; resourceVersion?: string };
+}
+
+export interface ReflectorOptions<T> {
+  /** For log lines: "pods", "nodes", ... */
+  readonly name: string;
+  /** The watch path, e.g. `/api/v1/pods` or `/api/v1/namespaces/kube-system/configmaps`. */
+  readonly path: string;
+  /** One page of the list (the typed client-node call for the resource). */
+  readonly list: (page: { limit: number; _continue?: string }) => Promise<ListResult<T>>;
+  /** Extra watch parameters, e.g. `{ fieldSelector: 'metadata.name=x' }` (the list must match them). */
+  readonly watchQuery?: Record<string, string>;
+  readonly kubeConfig: KubeConfig;
+  readonly log: Logger;
+  readonly pageSize?: number;
+  /**
+   * `versions` keeps only each object's name and resourceVersion (enough to tell what changed),
+   * for a consumer that keeps its own copy: 100,000 FloatingIPs are not worth holding twice.
+   */
+  readonly keep?: 'objects' | 'versions';
+}
+
+export type ReflectorEvent = 'add' | 'update' | 'delete';
+type Handler<T> = (object: T, old: T | undefined) => void;
+
+const BACKOFF_MS = [200, 500, 1000, 2000, 5000];
+
+export const objectKey = (o: KubernetesObject): string =>
+  o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata?.name ?? '');
+
+export class Reflector<T extends KubernetesObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: Record<ReflectorEvent, Handler<T>[]> = { add: [], update: [], delete: [] };
+  private readonly watcher: Watch;
+  private version = '';
+  private stopped = false;
+  private abort: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private everSynced = false;
+
+  constructor(private readonly options: ReflectorOptions<T>) {
+    this.watcher = new Watch(options.kubeConfig);
+  }
+
+  on(event: ReflectorEvent, handler: Handler<T>): this {
+    this.handlers[event].push(handler);
+    return this;
+  }
+
+  /** Lists, then follows; resolves once the first list is in the cache. Retries the first list until it works or stop(). */
+  async start(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        await this.relist();
+        break;
+      } catch (err) {
+        failures++;
+        this.options.log.warn(
+          { resource: this.options.name, err: (err as Error).message },
+          'list failed; retrying',
+        );
+        await sleep(BACKOFF_MS[Math.min(failures, BACKOFF_MS.length) - 1]!);
+      }
+    }
+    this.everSynced = true;
+    this.loop = this.follow();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort?.();
+    await this.loop;
+  }
+
+  get synced(): boolean {
+    return this.everSynced;
+  }
+
+  get(namespaceOrName: string, name?: string): T | undefined {
+    return this.cache.get(name === undefined ? namespaceOrName : `${namespaceOrName}/${name}`);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  private async follow(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        await this.watchOnce();
+        failures = 0;
+      } catch (err) {
+        if (this.stopped) return;
+        failures++;
+        const gone = err instanceof KubeApiError && err.status === 410;
+        this.options.log.info(
+          { resource: this.options.name, err: (err as Error).message, gone },
+          'watch ended; listing again',
+        );
+        if (!gone) await sleep(BACKOFF_MS[Math.min(failures, BACKOFF_MS.length) - 1]!);
+        if (this.stopped) return;
+        try {
+          await this.relist();
+        } catch (listErr) {
+          this.options.log.warn(
+            { resource: this.options.name, err: (listErr as Error).message },
+            'list failed',
+          );
+        }
+      }
+    }
+  }
+
+  /** One watch, from the last version seen; resolves when it ends normally, rejects on failure. */
+  private watchOnce(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let failure: Error | undefined;
+      const query = { ...this.options.watchQuery, resourceVersion: this.version, allowWatchBookmarks: true };
+      this.watcher
+        .watch(
+          this.options.path,
+          query,
+          (type: string, object: T) => {
+            if (type === 'ERROR') {
+              const status = object as unknown as { code?: number; reason?: string; message?: string };
+              failure = new KubeApiError(
+                status.code ?? 500,
+                status.reason ?? '',
+                status.message ?? 'watch error',
+              );
+              this.abort?.();
+              return;
+            }
+            this.onEvent(type, object);
+          },
+          (err: unknown) => {
+            this.abort = undefined;
+            if (failure) reject(failure);
+            else if (err && (err as Error).name !== 'AbortError')
+              reject(kubeError(err, `watch ${this.options.name}`));
+            else resolve();
+          },
+        )
+        .then((controller) => {
+          this.abort = () => controller.abort();
+          if (this.stopped) controller.abort();
+        })
+        .catch((err: unknown) => reject(kubeError(err, `watch ${this.options.name}`)));
+    });
+  }
+
+  private onEvent(type: string, object: T): void {
+    const version = object.metadata?.resourceVersion;
+    if (version) this.version = version;
+    if (type === 'BOOKMARK') return;
+    const key = objectKey(object);
+    const old = this.cache.get(key);
+    if (type === 'DELETED') {
+      this.cache.delete(key);
+      this.emit('delete', object, old);
+    } else {
+      this.cache.set(key, this.kept(object));
+      this.emit(old ? 'update' : 'add', object, old);
+    }
+  }
+
+  private kept(object: T): T {
+    if (this.options.keep !== 'versions') return object;
+    const { name, namespace, resourceVersion } = object.metadata ?? {};
+    return { metadata: { name, namespace, resourceVersion } } as T;
+  }
+
+  /** Lists everything and reports what changed since the cache was last right. */
+  private async relist(): Promise<void> {
+    const listed = new Map<string, T>();
+    let token: string | undefined;
+    let version = '';
+    do {
+      const page = await this.options.list({
+        limit: this.options.pageSize ?? 5000,
+        ...(token ? { _continue: token } : {}),
+      });
+      for (const item of page.items) listed.set(objectKey(item), item);
+      token = page.metadata?.continue || undefined;
+      if (!version) version = page.metadata?.resourceVersion ?? '';
+    } while (token);
+    for (const [key, old] of this.cache) {
+      if (!listed.has(key)) {
+        this.cache.delete(key);
+        // deleted while we were not watching, at some version up to the list's (client-go's
+        // DeletedFinalStateUnknown): the list's version is the newest it can be
+        this.emit('delete', { ...old, metadata: { ...old.metadata, resourceVersion: version } }, old);
+      }
+    }
+    for (const [key, object] of listed) {
+      const old = this.cache.get(key);
+      this.cache.set(key, this.kept(object));
+      if (!old) this.emit('add', object, undefined);
+      else if (old.metadata?.resourceVersion !== object.metadata?.resourceVersion)
+        this.emit('update', object, old);
+    }
+    this.version = version;
+  }
+
+  private emit(event: ReflectorEvent, object: T, old: T | undefined): void {
+    for (const handler of this.handlers[event]) {
+      try {
+        handler(object, old);
+      } catch (err) {
+        // one consumer's bug must not stop the others or the watch
+        this.options.log.error(
+          { resource: this.options.name, event, err: (err as Error).stack },
+          'event handler failed',
+        );
+      }
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

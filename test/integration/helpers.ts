@@ -1,0 +1,20 @@
+// Plumbing shared by the integration tests (which run floatip's pieces against the embedded API server).
+import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import { kubectlAvailable, kubectlFor } from '../apiserver/helpers.js';
+
+export { waitFor } from '../apiserver/helpers.js';
+
+/** Runs kubectl against the server; fails the test on a non-zero exit. Where kubectl is absent it says so and throws. */
+export async function kubectl(server: EmbeddedApiServer, args: string[], manifest?: string): Promise<string> {
+  if (!kubectlAvailable()) throw new Error('kubectl is not installed: this case needs it');
+  const k = await kubectlFor(server);
+  try {
+    const result =
+      manifest !== undefined ? await k.apply(manifest, args[0] as 'create' | 'apply') : await k.run(args);
+    if (result.code !== 0)
+      throw new Error(`kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+    return result.stdout;
+  } finally {
+    await k.cleanup();
+  }
+}
