@@ -18,3 +18,16 @@ export async function kubectl(server: EmbeddedApiServer, args: string[], manifes
     await k.cleanup();
   }
 }
+
+/** Polls an async check until it holds (or fails the test after `timeoutMs`). */
+export async function eventually(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 5000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
