@@ -1,10 +1,14 @@
 // `npm run bench`: every benchmark, with the machine it ran on. Pass suite names to run only those.
 import os from 'node:os';
+import { benchApiServer } from './apiserver.js';
 import { benchIpam } from './ipam.js';
+import { benchStore } from './store.js';
 import type { BenchResult } from './types.js';
 
 const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   ipam: benchIpam,
+  apiserver: benchApiServer,
+  store: benchStore,
 };
 
 function machine(): string {

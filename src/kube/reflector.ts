@@ -58,7 +58,10 @@ export class Reflector<T extends KubernetesObject> {
     return this;
   }
 
-  /** Lists, then follows; resolves once the first list is in the cache. Retries the first list until it works or stop(). */
+  /**
+   * Lists, then follows; resolves once the first list is in the cache and the watch is open.
+   * Retries the first list until it works or stop().
+   */
   async start(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
@@ -75,11 +78,17 @@ export class Reflector<T extends KubernetesObject> {
       }
     }
     this.everSynced = true;
+    const watching = new Promise<void>((resolve) => (this.watching = resolve));
     this.loop = this.follow();
+    await watching;
   }
+
+  /** Resolved when a watch is open (or could not open), so that start() can say "following". */
+  private watching: (() => void) | undefined;
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.watching?.();
     this.abort?.();
     await this.loop;
   }
@@ -161,8 +170,12 @@ export class Reflector<T extends KubernetesObject> {
         .then((controller) => {
           this.abort = () => controller.abort();
           if (this.stopped) controller.abort();
+          this.watching?.();
         })
-        .catch((err: unknown) => reject(kubeError(err, `watch ${this.options.name}`)));
+        .catch((err: unknown) => {
+          this.watching?.();
+          reject(kubeError(err, `watch ${this.options.name}`));
+        });
     });
   }
 
