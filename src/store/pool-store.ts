@@ -1,0 +1,115 @@
+// Pool objects (galaxy.k8s.io/v1alpha1, spec §8.3): a named, sized group of addresses shared by
+// Deployments. Read from one namespace (galaxy: kube-system), kept in step by watch, and written by
+// the REST API. `size` and `preAllocateIP` sit at the top level of the object, as galaxy's.
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { CustomResourceClient, isNotFound } from '../kube/custom-resources.js';
+import { Reflector } from '../kube/reflector.js';
+import type { Logger } from '../log.js';
+import { GROUP, POOL_PLURAL, VERSION } from './floating-ip-object.js';
+
+export interface Pool {
+  readonly name: string;
+  /** The most addresses the pool's pods may hold at once. */
+  readonly size: number;
+  readonly preAllocateIP: boolean;
+}
+
+interface PoolObject extends KubernetesObject {
+  size?: unknown;
+  preAllocateIP?: unknown;
+}
+
+export function decodePool(object: PoolObject): Pool | undefined {
+  const name = object.metadata?.name;
+  const { size, preAllocateIP } = object;
+  if (!name || typeof size !== 'number' || !Number.isInteger(size) || size < 0) return undefined;
+  return { name, size, preAllocateIP: preAllocateIP === true };
+}
+
+export class PoolStore {
+  private readonly client: CustomResourceClient;
+  private readonly reflector: Reflector<PoolObject>;
+
+  constructor(
+    kubeConfig: KubeConfig,
+    readonly namespace: string,
+    private readonly log: Logger,
+  ) {
+    this.client = new CustomResourceClient(kubeConfig, {
+      group: GROUP,
+      version: VERSION,
+      plural: POOL_PLURAL,
+      namespace,
+    });
+    this.reflector = new Reflector<PoolObject>({
+      name: `pools in ${namespace}`,
+      path: this.client.path,
+      list: async ({ limit, _continue }) => {
+        const page = await this.client.list(limit, _continue);
+        return {
+          items: page.items as PoolObject[],
+          metadata: {
+            resourceVersion: page.resourceVersion,
+            ...(page.continue ? { continue: page.continue } : {}),
+          },
+        };
+      },
+      kubeConfig,
+      log,
+    });
+    const check = (o: PoolObject) => {
+      if (!decodePool(o))
+        log.warn({ pool: o.metadata?.name }, 'Pool object ignored: size must be a whole number >= 0');
+    };
+    this.reflector.on('add', check).on('update', check);
+  }
+
+  start(): Promise<void> {
+    return this.reflector.start();
+  }
+
+  stop(): Promise<void> {
+    return this.reflector.stop();
+  }
+
+  get(name: string): Pool | undefined {
+    const object = this.reflector.get(this.namespace, name);
+    return object ? decodePool(object) : undefined;
+  }
+
+  list(): Pool[] {
+    return this.reflector.list().flatMap((o) => decodePool(o) ?? []);
+  }
+
+  /** Creates or updates a Pool object; returns it as stored. */
+  async put(pool: Pool): Promise<Pool> {
+    const body = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Pool',
+      metadata: { name: pool.name, namespace: this.namespace },
+      size: pool.size,
+      preAllocateIP: pool.preAllocateIP,
+    };
+    const existing = await this.client.get(pool.name);
+    const stored = existing
+      ? await this.client.patch(pool.name, { size: pool.size, preAllocateIP: pool.preAllocateIP })
+      : await this.client.create(body);
+    this.log.info(
+      { pool: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP },
+      existing ? 'Pool updated' : 'Pool created',
+    );
+    return decodePool(stored as PoolObject) ?? pool;
+  }
+
+  /** Deletes a Pool object; false when there was none. Addresses are untouched. */
+  async delete(name: string): Promise<boolean> {
+    try {
+      await this.client.delete(name);
+      this.log.info({ pool: name }, 'Pool deleted');
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+}

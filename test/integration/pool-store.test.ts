@@ -1,0 +1,61 @@
+// Pool objects read from their namespace and written through the store, over HTTP.
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
+import { ensureCrds } from '../../src/kube/crds.js';
+import { silentLogger } from '../../src/log.js';
+import { PoolStore } from '../../src/store/pool-store.js';
+import { waitFor } from './helpers.js';
+
+let server: EmbeddedApiServer;
+let pools: PoolStore;
+
+beforeEach(async () => {
+  server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
+  await ensureCrds(server.kubeConfig());
+  pools = new PoolStore(server.kubeConfig(), 'kube-system', silentLogger());
+  await pools.start();
+});
+
+afterEach(async () => {
+  await pools.stop();
+  await server.close();
+});
+
+test('pools written by kubectl-like clients are read; other namespaces and bad sizes are not', async () => {
+  const custom = server.kubeConfig().makeApiClient(CustomObjectsApi);
+  const pool = (namespace: string, name: string, size: unknown) =>
+    custom.createNamespacedCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'pools',
+      namespace,
+      body: {
+        apiVersion: 'galaxy.k8s.io/v1alpha1',
+        kind: 'Pool',
+        metadata: { name },
+        size,
+        preAllocateIP: false,
+      },
+    });
+  await pool('kube-system', 'p1', 4);
+  await pool('default', 'p2', 4);
+  await pool('kube-system', 'bad', -1);
+  await waitFor('p1 to arrive', () => pools.get('p1') !== undefined);
+  expect(pools.get('p1')).toEqual({ name: 'p1', size: 4, preAllocateIP: false });
+  expect(pools.get('p2')).toBeUndefined();
+  expect(pools.get('bad')).toBeUndefined();
+});
+
+test('put creates, then updates; delete removes and says whether there was one', async () => {
+  expect(await pools.put({ name: 'p1', size: 2, preAllocateIP: true })).toEqual({
+    name: 'p1',
+    size: 2,
+    preAllocateIP: true,
+  });
+  await waitFor('p1', () => pools.get('p1')?.size === 2);
+  await pools.put({ name: 'p1', size: 0, preAllocateIP: false });
+  await waitFor('p1 resized', () => pools.get('p1')?.size === 0);
+  expect(await pools.delete('p1')).toBe(true);
+  expect(await pools.delete('p1')).toBe(false);
+  await waitFor('p1 gone', () => pools.get('p1') === undefined);
+});
