@@ -423,6 +423,32 @@ export class Allocator {
     return { entry: index, family, prefix: subnet.prefix, gateway: formatAddress(family, gateway), vlan };
   }
 
+  /** The node subnets whose nodes may use an address ([] outside the configuration). */
+  nodeSubnetsServing(ip: string): readonly string[] {
+    const space = (this.byIp.get(ip) ?? this.place(ip)).space;
+    return space ? space.entry.nodeSubnets : [];
+  }
+
+  /** The address families entries give to pods on nodes of this node subnet (ascending). */
+  familiesServing(nodeSubnet: string): readonly Family[] {
+    return (this.served.get(nodeSubnet) ?? NOT_SERVED).families;
+  }
+
+  /**
+   * How many more pods this node subnet can serve without request_ip_range: the smallest, over the
+   * families it serves, of the free addresses of that family (0n when it serves none).
+   */
+  freeFor(nodeSubnet: string): bigint {
+    const served = this.served.get(nodeSubnet) ?? NOT_SERVED;
+    let least: bigint | undefined;
+    for (const family of served.families) {
+      let free = 0n;
+      for (const space of served.spaces) if (space.family === family) free += space.free;
+      if (least === undefined || free < least) least = free;
+    }
+    return least ?? 0n;
+  }
+
   /** Whether an address is in the configuration (whatever its state). */
   isConfigured(ip: string): boolean {
     return this.place(ip).space !== undefined;
@@ -451,6 +477,21 @@ export class Allocator {
     for (const name of this.groupNames.keys(prefix)) {
       if (!name.startsWith(prefix)) break;
       n += this.groups.get(name)!.addresses;
+    }
+    return n;
+  }
+
+  /** How many keys starting with `prefix` hold addresses. For a group name, O(groups matched). */
+  countKeysByPrefix(prefix: string): number {
+    if (prefix === '') return this.byKeyIndex.size;
+    let n = 0;
+    const own = prefix.slice(0, prefix.lastIndexOf('_') + 1);
+    if (own !== prefix) {
+      for (const key of this.groups.get(own)?.keys.keys() ?? []) if (key.startsWith(prefix)) n++;
+    }
+    for (const name of this.groupNames.keys(prefix)) {
+      if (!name.startsWith(prefix)) break;
+      n += this.groups.get(name)!.keys.size;
     }
     return n;
   }

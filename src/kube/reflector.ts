@@ -31,6 +31,12 @@ export interface ReflectorOptions<T> {
   readonly keep?: 'objects' | 'versions';
 }
 
+/** managedFields can be half of an object's size and floatip never reads them. */
+function trimmed<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields) delete object.metadata.managedFields;
+  return object;
+}
+
 export type ReflectorEvent = 'add' | 'update' | 'delete';
 type Handler<T> = (object: T, old: T | undefined) => void;
 
@@ -195,7 +201,7 @@ export class Reflector<T extends KubernetesObject> {
   }
 
   private kept(object: T): T {
-    if (this.options.keep !== 'versions') return object;
+    if (this.options.keep !== 'versions') return trimmed(object);
     const { name, namespace, resourceVersion } = object.metadata ?? {};
     return { metadata: { name, namespace, resourceVersion } } as T;
   }

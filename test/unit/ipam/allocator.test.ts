@@ -339,6 +339,14 @@ describe('lookups', () => {
     expect(allocator.byPrefix('nothing_')).toEqual([]);
   });
 
+  test('counting keys by prefix counts pods, not addresses', () => {
+    const allocator = populated();
+    expect(allocator.countKeysByPrefix('sts_ns1_web_')).toBe(3);
+    expect(allocator.countByPrefix('sts_ns1_web_')).toBe(5);
+    expect(allocator.countKeysByPrefix('sts_ns1_web_web-1')).toBe(2);
+    expect(allocator.countKeysByPrefix('')).toBe(5);
+  });
+
   test('by keyword is a case-sensitive substring match on keys', () => {
     const allocator = populated();
     expect(keys(allocator.byKeyword('web-1'))).toEqual([
@@ -406,6 +414,20 @@ test('networkOf gives what a pod needs to configure an address', () => {
     vlan: 0,
   });
   expect(allocator.networkOf('10.49.27.219')).toBeUndefined();
+});
+
+test('what serves what: node subnets of an address, families and free room of a node subnet', () => {
+  const { allocator } = setup();
+  expect(allocator.nodeSubnetsServing('10.49.27.205')).toEqual([NODES_A]);
+  expect(allocator.nodeSubnetsServing('10.1.1.1')).toEqual([]);
+  expect(allocator.familiesServing(NODES_A)).toEqual([4, 6]);
+  expect(allocator.familiesServing('1.2.3.0/24')).toEqual([]);
+  // NODES_A: 4 IPv4 and 65,520 IPv6 addresses: a pod needs one of each
+  expect(allocator.freeFor(NODES_A)).toBe(4n);
+  allocator.allocate({ key: 'k', nodeSubnet: NODES_A, attrs: attrs() });
+  expect(allocator.freeFor(NODES_A)).toBe(3n);
+  expect(allocator.freeFor(NODES_B)).toBe(9n);
+  expect(allocator.freeFor('1.2.3.0/24')).toBe(0n);
 });
 
 describe('statistics', () => {

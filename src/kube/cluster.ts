@@ -1,0 +1,70 @@
+// The cluster as floatip sees it: read-only caches of the resources it reacts to, each kept in step
+// by a Reflector. Started together; every consumer reads from here, nobody lists on a hot path.
+import {
+  AppsV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Deployment,
+  type V1Node,
+  type V1Pod,
+  type V1ReplicaSet,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import type { Logger } from '../log.js';
+import { Reflector } from './reflector.js';
+
+export class ClusterCache {
+  readonly pods: Reflector<V1Pod>;
+  readonly nodes: Reflector<V1Node>;
+  readonly deployments: Reflector<V1Deployment>;
+  readonly replicaSets: Reflector<V1ReplicaSet>;
+  readonly statefulSets: Reflector<V1StatefulSet>;
+
+  constructor(kubeConfig: KubeConfig, log: Logger) {
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const common = { kubeConfig, log };
+    this.pods = new Reflector<V1Pod>({
+      ...common,
+      name: 'pods',
+      path: '/api/v1/pods',
+      list: (page) => core.listPodForAllNamespaces(page),
+    });
+    this.nodes = new Reflector<V1Node>({
+      ...common,
+      name: 'nodes',
+      path: '/api/v1/nodes',
+      list: (page) => core.listNode(page),
+    });
+    this.deployments = new Reflector<V1Deployment>({
+      ...common,
+      name: 'deployments',
+      path: '/apis/apps/v1/deployments',
+      list: (page) => apps.listDeploymentForAllNamespaces(page),
+    });
+    this.replicaSets = new Reflector<V1ReplicaSet>({
+      ...common,
+      name: 'replicasets',
+      path: '/apis/apps/v1/replicasets',
+      list: (page) => apps.listReplicaSetForAllNamespaces(page),
+    });
+    this.statefulSets = new Reflector<V1StatefulSet>({
+      ...common,
+      name: 'statefulsets',
+      path: '/apis/apps/v1/statefulsets',
+      list: (page) => apps.listStatefulSetForAllNamespaces(page),
+    });
+  }
+
+  private get all() {
+    return [this.pods, this.nodes, this.deployments, this.replicaSets, this.statefulSets];
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.all.map((r) => r.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.all.map((r) => r.stop()));
+  }
+}

@@ -1,0 +1,49 @@
+// What floatip reads from a Pod, in the core's terms: whether it wants a floating IP, its
+// allocation key, its release policy and its request_ip_range. The annotation names are galaxy's.
+import type { V1Pod } from '@kubernetes/client-node';
+import { type CniArgs, CNI_ARGS_ANNOTATION, parseCniArgs } from '../cni/args.js';
+import { AllocationKey, type ReleasePolicy, releasePolicyOf } from '../ipam/index.js';
+
+export const DEFAULT_RESOURCE = 'tke.cloud.tencent.com/eni-ip';
+export const RELEASE_POLICY_ANNOTATION = 'k8s.v1.cni.galaxy.io/release-policy';
+export const POOL_ANNOTATION = 'tke.cloud.tencent.com/eni-ip-pool';
+
+/** "ns/name", the pod's identity in logs and locks. */
+export const podName = (pod: V1Pod): string =>
+  `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`;
+
+/**
+ * Whether any regular container (not an init container) asks for the resource, in requests or
+ * limits (the API server fills requests from limits for extended resources; galaxy reads requests).
+ */
+export function wantsFloatingIP(pod: V1Pod, resource: string): boolean {
+  return (pod.spec?.containers ?? []).some(
+    (c) => c.resources?.requests?.[resource] !== undefined || c.resources?.limits?.[resource] !== undefined,
+  );
+}
+
+/** The pod's allocation key (throws UnsupportedAppTypeError, as galaxy's FormatKey fails). */
+export function keyOfPod(pod: V1Pod): AllocationKey {
+  return AllocationKey.forPod({
+    namespace: pod.metadata?.namespace ?? 'default',
+    name: pod.metadata?.name ?? '',
+    ownerReferences: (pod.metadata?.ownerReferences ?? []).map((o) => ({ kind: o.kind, name: o.name })),
+    pool: pod.metadata?.annotations?.[POOL_ANNOTATION] ?? '',
+  });
+}
+
+export function policyOfPod(pod: V1Pod): ReleasePolicy {
+  const annotations = pod.metadata?.annotations ?? {};
+  return releasePolicyOf({
+    policy: annotations[RELEASE_POLICY_ANNOTATION],
+    pool: annotations[POOL_ANNOTATION],
+  });
+}
+
+/** The pod's CNI args annotation (throws CniArgsError with galaxy's wording). */
+export function cniArgsOfPod(pod: V1Pod): CniArgs {
+  return parseCniArgs(pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION]);
+}
+
+export const isFinished = (pod: V1Pod): boolean =>
+  pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded';

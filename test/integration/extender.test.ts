@@ -1,0 +1,456 @@
+// The scheduler extender over HTTP, with the embedded API server behind floatip, driven with
+// request bodies as kube-scheduler v1.20 sends them. Scenarios are numbered so a failure names one.
+import { readFileSync } from 'node:fs';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { eventually } from './helpers.js';
+import { World } from './world.js';
+
+const A = '10.0.1.0/24'; // node subnet A: IPv4 + IPv6 entries (dual stack)
+const B = '10.0.2.0/24'; // node subnet B: a small IPv4 entry
+const CONFIG = [
+  {
+    nodeSubnets: [A],
+    ips: ['10.0.100.10~10.0.100.40'],
+    subnet: '10.0.100.0/24',
+    gateway: '10.0.100.1',
+    vlan: 2,
+  },
+  { nodeSubnets: [A], ips: ['fd00:100::10~fd00:100::ff'], subnet: 'fd00:100::/64', gateway: 'fd00:100::1' },
+  { nodeSubnets: [B], ips: ['10.0.101.10~10.0.101.12'], subnet: '10.0.101.0/24', gateway: '10.0.101.1' },
+];
+const FIXTURES = new URL('../../../shared/spec/fixtures/kube-scheduler-1.20/', import.meta.url);
+const fixture = (name: string) => readFileSync(new URL(name, FIXTURES), 'utf8');
+
+let world: World;
+
+beforeEach(async () => {
+  world = await World.start({ config: CONFIG });
+  await world.node('a1', '10.0.1.11');
+  await world.node('a2', '10.0.1.12', 'fd00:1::12');
+  await world.node('b1', '10.0.2.11');
+  await world.node('nowhere', '192.168.9.9');
+  await world.node('noip');
+});
+
+afterEach(async () => {
+  await world.expectConsistent();
+  await world.stop();
+});
+
+const v4Of = (ips: string[]) => ips.filter((ip) => !ip.includes(':'));
+
+describe('E5-1 wire format', () => {
+  test('E5-1a real kube-scheduler bodies (capitalised keys) get capitalised answers in both node modes', async () => {
+    // the fixtures' pods do not ask for the resource through floatip's eyes? they do: limits eni-ip 1
+    const byObjects = await world.post('filter', fixture('filter.nodes.json'));
+    expect(byObjects.status).toBe(200);
+    const filtered = byObjects.json as Record<string, unknown>;
+    expect(Object.keys(filtered)).toEqual([
+      'Nodes',
+      'NodeNames',
+      'FailedNodes',
+      'FailedAndUnresolvableNodes',
+      'Error',
+    ]);
+    // the fixture nodes carry no InternalIP: galaxy's reason
+    expect(filtered.FailedNodes).toEqual({
+      'fixture-node-a': 'FloatingIPPlugin:UnknowNode',
+      'fixture-node-b': 'FloatingIPPlugin:UnknowNode',
+    });
+    const byNames = await world.post('filter', fixture('filter.nodenames.json'));
+    expect((byNames.json as { NodeNames: string[] }).NodeNames).toEqual([]);
+    expect((byNames.json as { Nodes: unknown }).Nodes).toBeNull();
+    const prioritized = await world.post('prioritize', fixture('prioritize.nodenames.json'));
+    expect(prioritized.json).toEqual([
+      { Host: 'fixture-node-a', Score: 0 },
+      { Host: 'fixture-node-b', Score: 0 },
+    ]);
+    const preempted = await world.post('preempt', fixture('preempt.metavictims.json'));
+    expect(Object.keys(preempted.json as object)).toEqual(['NodeNameToMetaVictims']);
+    const bound = await world.post('bind', fixture('bind.json'));
+    expect(bound.json).toEqual({
+      Error: 'failed to find pod default_fixture-low-1: pod "fixture-low-1" not found',
+    });
+  });
+
+  test('E5-1b lower-case keys (older clients) work the same', async () => {
+    const pod = await world.pod({ name: 'bare-0' });
+    const res = await world.post('filter', { pod, nodenames: ['a1', 'b1'] });
+    expect((res.json as { NodeNames: string[] }).NodeNames).toEqual(['a1', 'b1']);
+    const bound = await world.post('bind', {
+      podname: 'bare-0',
+      podnamespace: 'ns1',
+      poduid: pod.metadata?.uid,
+      node: 'b1',
+    });
+    expect(bound.json).toEqual({ Error: '' });
+  });
+
+  test.each([
+    ['not JSON', '{"Pod":', /^bad request: /],
+    ['not an object', '[1,2]', /^the request body must be a JSON object$/],
+    ['no pod', '{"NodeNames":["a1"]}', /^Pod must be a JSON object$/],
+    ['no nodes', '{"Pod":{"metadata":{"name":"p"}}}', /^the request names no nodes/],
+    [
+      'bad node names',
+      '{"Pod":{"metadata":{"name":"p"}},"NodeNames":[1]}',
+      /^NodeNames must be a list of strings$/,
+    ],
+  ])('E5-1c a filter body that is %s is a 400 with the reason', async (_what, body, message) => {
+    const res = await world.post('filter', body);
+    expect(res.status).toBe(400);
+    expect((res.json as { Error: string }).Error).toMatch(message);
+  });
+
+  test('E5-1d a bind body without a pod name is a 400', async () => {
+    const res = await world.post('bind', { Node: 'a1' });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ Error: 'PodName is missing' });
+  });
+
+  test('E5-1e full Node objects are echoed back as received', async () => {
+    const pod = await world.pod({ name: 'bare-0' });
+    const body = {
+      Pod: pod,
+      Nodes: { metadata: {}, items: [await world.core.readNode({ name: 'a1' })] },
+      NodeNames: null,
+    };
+    const res = await world.post('filter', body);
+    expect((res.json as { Nodes: { items: unknown[] } }).Nodes.items).toEqual(
+      JSON.parse(JSON.stringify(body.Nodes.items)),
+    );
+  });
+});
+
+describe('E5-2 filter', () => {
+  test('E5-2a pods that do not want the resource pass untouched', async () => {
+    const pod = await world.pod({ name: 'plain', wants: false });
+    expect(await world.filter(pod, ['a1', 'nowhere', 'noip'])).toEqual({
+      passed: ['a1', 'nowhere', 'noip'],
+      failed: {},
+      error: '',
+    });
+  });
+
+  test('E5-2b nodes with no InternalIP or outside every subnet fail with galaxy’s reasons', async () => {
+    const pod = await world.pod({ name: 'bare-0' });
+    for (const mode of ['names', 'objects'] as const) {
+      expect(
+        await world.filter(
+          pod,
+          ['a1', 'b1', 'nowhere', 'noip', 'ghost'].slice(0, mode === 'objects' ? 4 : 5),
+          mode,
+        ),
+      ).toEqual({
+        passed: ['a1', 'b1'],
+        failed: {
+          nowhere: 'FloatingIPPlugin:NoFIPConfigNode',
+          noip: 'FloatingIPPlugin:UnknowNode',
+          ...(mode === 'names' ? { ghost: 'FloatingIPPlugin:UnknowNode' } : {}),
+        },
+        error: '',
+      });
+    }
+  });
+
+  test('E5-2c an exhausted subnet fails its nodes with NoFIPLeft', async () => {
+    for (let i = 0; i < 3; i++) {
+      const pod = await world.pod({ name: `fill-${i}` });
+      expect(await world.bind(pod, 'b1')).toBe('');
+    }
+    const pod = await world.pod({ name: 'late' });
+    expect(await world.filter(pod, ['a1', 'b1'])).toEqual({
+      passed: ['a1'],
+      failed: { b1: 'FloatingIPPlugin:NoFIPLeft' },
+      error: '',
+    });
+    // and bind on the full node says why
+    expect(await world.bind(pod, 'b1')).toBe(
+      'no enough available ips left: no free IPv4 address for NULL_ns1_NULL_late in node subnet 10.0.2.0/24',
+    );
+  });
+
+  test('E5-2d a pod holding an address may only go where that address works', async () => {
+    const pod = await world.pod({
+      name: 'web-0',
+      owner: { kind: 'StatefulSet', name: 'web' },
+      policy: 'immutable',
+    });
+    expect(await world.bind(pod, 'b1')).toBe('');
+    // as if re-created after deletion (the address stays on the key; its UID cleared by the lifecycle)
+    const [ip] = await world.addressesOf('web-0');
+    await world.floatip.store.update(
+      ip!,
+      { key: 'sts_ns1_web_web-0' },
+      { policy: 1, nodeName: '', podUid: '' },
+    );
+    await world.deletePod('web-0');
+    const again = await world.pod({
+      name: 'web-0',
+      owner: { kind: 'StatefulSet', name: 'web' },
+      policy: 'immutable',
+    });
+    expect(await world.filter(again, ['a1', 'a2', 'b1'])).toEqual({
+      passed: ['b1'],
+      failed: { a1: 'FloatingIPPlugin:NoFIPLeft', a2: 'FloatingIPPlugin:NoFIPLeft' },
+      error: '',
+    });
+    expect(await world.bind(again, 'b1')).toBe('');
+    expect(await world.addressesOf('web-0')).toEqual([ip]);
+  });
+
+  test('E5-2e an unsupported policy is an error for the whole filter, in galaxy’s words', async () => {
+    const pod = await world.pod({ name: 'solo', policy: 'never' });
+    expect(await world.filter(pod, ['a1'])).toEqual({
+      passed: [],
+      failed: {},
+      error:
+        "release policy never is not supported for pod solo: pod name doesn't match '.*-[0-9]*$', assume its parent is not a stateful workload",
+    });
+  });
+});
+
+describe('E5-3 bind', () => {
+  test('E5-3a a bare pod gets one address per family of its node subnet, in the annotation the CNI reads', async () => {
+    const pod = await world.pod({ name: 'bare-0' });
+    expect(await world.bind(pod, 'a2')).toBe('');
+    const bound = await world.readPod('bare-0');
+    expect(bound.spec?.nodeName).toBe('a2');
+    expect(bound.metadata?.annotations?.['k8s.v1.cni.galaxy.io/args']).toBe(
+      '{"common":{"ipinfos":[{"ip":"10.0.100.10/24","vlan":2,"gateway":"10.0.100.1"},{"ip":"fd00:100::10/64","vlan":0,"gateway":"fd00:100::1"}]}}',
+    );
+    const fip = (await world.custom.getClusterCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'floatingips',
+      name: '10.0.100.10',
+    })) as { spec: Record<string, unknown> };
+    expect(fip.spec).toMatchObject({
+      key: 'NULL_ns1_NULL_bare-0',
+      policy: 0,
+      attribute: `{"NodeName":"a2","Uid":"${pod.metadata?.uid}"}`,
+    });
+  });
+
+  test('E5-3b request_ip_range groups, overlapping ones included, get distinct addresses in group order', async () => {
+    const pod = await world.pod({
+      name: 'ranges-0',
+      ranges: [['10.0.100.20~10.0.100.22'], ['10.0.100.20'], ['fd00:100::20~fd00:100::30']],
+    });
+    expect(await world.filter(pod, ['a1', 'b1'])).toEqual({
+      passed: ['a1'],
+      failed: { b1: 'FloatingIPPlugin:NoFIPLeft' },
+      error: '',
+    });
+    expect(await world.bind(pod, 'a1')).toBe('');
+    expect(await world.addressesOf('ranges-0')).toEqual(['10.0.100.21', '10.0.100.20', 'fd00:100::20']);
+    const args = JSON.parse(
+      (await world.readPod('ranges-0')).metadata!.annotations!['k8s.v1.cni.galaxy.io/args']!,
+    );
+    expect(args.request_ip_range).toEqual([
+      ['10.0.100.20~10.0.100.22'],
+      ['10.0.100.20'],
+      ['fd00:100::20~fd00:100::30'],
+    ]);
+  });
+
+  test('E5-3c the UID rule: a re-created pod waits until the old one’s deletion was processed', async () => {
+    const first = await world.pod({
+      name: 'web-0',
+      owner: { kind: 'StatefulSet', name: 'web' },
+      policy: 'immutable',
+    });
+    expect(await world.bind(first, 'a1')).toBe('');
+    await world.deletePod('web-0');
+    const second = await world.pod({
+      name: 'web-0',
+      owner: { kind: 'StatefulSet', name: 'web' },
+      policy: 'immutable',
+    });
+    expect(await world.bind(second, 'a1')).toBe(
+      'waiting for delete event of sts_ns1_web_web-0 before reuse this ip',
+    );
+  });
+
+  test('E5-3d bind after the pod was deleted fails and takes nothing', async () => {
+    const pod = await world.pod({ name: 'gone-0' });
+    await world.deletePod('gone-0');
+    expect(await world.bind(pod, 'a1')).toBe('failed to find pod ns1_gone-0: pod "gone-0" not found');
+    expect(world.floatip.allocator.size).toBe(0);
+  });
+
+  test('E5-3e the API server failing mid-bind: every address goes back, none is lost or doubled', async () => {
+    const pod = await world.pod({ name: 'bare-0' });
+    world.server.faults.failNext({ verb: 'create', resource: 'pods/binding', name: 'bare-0' }, 500, {
+      times: 10,
+    });
+    expect(await world.bind(pod, 'a2')).toMatch(/^update pod ns1_bare-0: /);
+    expect(world.floatip.allocator.size).toBe(0);
+    // a FloatingIP create failing for the IPv6 address undoes the IPv4 one
+    world.server.faults.failNext({ verb: 'create', resource: 'floatingips', name: 'fd00-100--10' }, 500);
+    expect(await world.bind(pod, 'a2')).toMatch(/fd00-100--10/);
+    expect(world.floatip.allocator.size).toBe(0);
+    // and then it works, with the lowest addresses
+    expect(await world.bind(pod, 'a2')).toBe('');
+    expect(await world.addressesOf('bare-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
+  });
+
+  test('E5-3f a pod that does not want the resource is refused in galaxy’s words', async () => {
+    const pod = await world.pod({ name: 'plain', wants: false });
+    expect(await world.bind(pod, 'a1')).toBe("pod which doesn't want floatingip have been sent to plugin");
+  });
+});
+
+describe('E5-4 Deployments and Pools', () => {
+  const rs = (name: string) => ({ kind: 'ReplicaSet', name: `${name}-5d8f7c9b4` });
+
+  test('E5-4a default policy: each pod gets a fresh address, no limit', async () => {
+    await world.deployment('app', 1);
+    for (const name of ['app-5d8f7c9b4-a', 'app-5d8f7c9b4-b']) {
+      expect(await world.bind(await world.pod({ name, owner: rs('app') }), 'b1')).toBe('');
+    }
+    expect(world.floatip.allocator.countKeysByPrefix('dp_ns1_app_')).toBe(2);
+  });
+
+  test.each(['never', 'immutable'] as const)(
+    'E5-4b %s: at most replicas pods hold addresses',
+    async (policy) => {
+      await world.deployment('app', 2);
+      const pods = [];
+      for (const name of ['app-5d8f7c9b4-a', 'app-5d8f7c9b4-b', 'app-5d8f7c9b4-c'])
+        pods.push(await world.pod({ name, owner: rs('app'), policy }));
+      expect(await world.bind(pods[0]!, 'b1')).toBe('');
+      expect(await world.bind(pods[1]!, 'b1')).toBe('');
+      const third = await world.filter(pods[2]!, ['a1', 'b1']);
+      expect(third.error).toBe('deployment app has allocated 2 ips with replicas of 2, wait for releasing');
+      expect(await world.bind(pods[2]!, 'a1')).toBe(
+        'deployment app has allocated 2 ips with replicas of 2, wait for releasing',
+      );
+    },
+  );
+
+  test('E5-4c parked addresses come back, most recently parked first, and pin the pod to their subnet', async () => {
+    await world.deployment('app', 3);
+    const store = world.floatip.store;
+    const parked = { policy: 2, nodeName: '', podUid: '' };
+    // two addresses parked at the app prefix, in subnet B, .10 parked last
+    await store.allocateIP('10.0.101.11', 'dp_ns1_app_', parked);
+    await new Promise((r) => setTimeout(r, 5));
+    await store.allocateIP('10.0.101.10', 'dp_ns1_app_', parked);
+    const pod = await world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy: 'never' });
+    expect(await world.filter(pod, ['a1', 'b1'])).toEqual({
+      passed: ['b1'],
+      failed: { a1: 'FloatingIPPlugin:NoFIPLeft' },
+      error: '',
+    });
+    const scores = (await world.post('prioritize', { Pod: pod, NodeNames: ['a1', 'b1'] })).json;
+    expect(scores).toEqual([
+      { Host: 'a1', Score: 9 },
+      { Host: 'b1', Score: 10 },
+    ]);
+    expect(await world.bind(pod, 'b1')).toBe('');
+    expect(await world.addressesOf('app-5d8f7c9b4-a')).toEqual(['10.0.101.10']);
+    expect(world.floatip.allocator.byKey('dp_ns1_app_').map((a) => a.ip)).toEqual(['10.0.101.11']);
+  });
+
+  test('E5-4d a Pool caps all its pods across Deployments; size 0 blocks the pool', async () => {
+    await world.deployment('one', 5);
+    await world.deployment('two', 5);
+    const custom = world.server.kubeConfig().makeApiClient(CustomObjectsApi);
+    await custom.createNamespacedCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'pools',
+      namespace: 'kube-system',
+      body: {
+        apiVersion: 'galaxy.k8s.io/v1alpha1',
+        kind: 'Pool',
+        metadata: { name: 'shared' },
+        size: 2,
+        preAllocateIP: false,
+      },
+    });
+    const pods = [
+      await world.pod({ name: 'one-5d8f7c9b4-a', owner: rs('one'), pool: 'shared' }),
+      await world.pod({ name: 'two-5d8f7c9b4-a', owner: rs('two'), pool: 'shared' }),
+      await world.pod({ name: 'two-5d8f7c9b4-b', owner: rs('two'), pool: 'shared' }),
+    ];
+    expect(await world.bind(pods[0]!, 'a1')).toBe('');
+    expect(await world.bind(pods[1]!, 'a1')).toBe('');
+    expect((await world.filter(pods[2]!, ['a1'])).error).toBe('reached pool shared size limit of 2');
+    expect(v4Of(await world.addressesOf('two-5d8f7c9b4-a'))).toEqual(['10.0.100.11']);
+    await custom.patchNamespacedCustomObject(
+      {
+        group: 'galaxy.k8s.io',
+        version: 'v1alpha1',
+        plural: 'pools',
+        namespace: 'kube-system',
+        name: 'shared',
+        body: { size: 0 },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      'the new size',
+      async () => (await world.filter(pods[2]!, ['a1'])).error === 'reached pool shared size limit of 0',
+    );
+  });
+});
+
+test('E5-6 preempt keeps only candidates whose subnet can serve the preemptor, and changes nothing', async () => {
+  const pod = await world.pod({
+    name: 'web-0',
+    owner: { kind: 'StatefulSet', name: 'web' },
+    policy: 'never',
+  });
+  expect(await world.bind(pod, 'b1')).toBe('');
+  const before = [...world.floatip.allocator.all()].map((a) => `${a.ip} ${a.key}`);
+  const victims = { Pods: [{ UID: 'v1' }], NumPDBViolations: 0 };
+  const res = await world.post('preempt', {
+    Pod: pod,
+    NodeNameToVictims: null,
+    NodeNameToMetaVictims: { a1: victims, b1: victims, nowhere: victims, ghost: victims },
+  });
+  expect(res.json).toEqual({ NodeNameToMetaVictims: { b1: victims } });
+  // a default-policy pod only loses nodes no entry serves
+  const bare = await world.pod({ name: 'bare-0' });
+  const full = await world.post('preempt', {
+    Pod: bare,
+    NodeNameToVictims: {
+      a1: { Pods: [{ metadata: { uid: 'v2' } }], NumPDBViolations: 1 },
+      nowhere: { Pods: [], NumPDBViolations: 0 },
+    },
+    NodeNameToMetaVictims: null,
+  });
+  expect(full.json).toEqual({
+    NodeNameToMetaVictims: { a1: { Pods: [{ UID: 'v2' }], NumPDBViolations: 1 } },
+  });
+  expect([...world.floatip.allocator.all()].map((a) => `${a.ip} ${a.key}`)).toEqual(before);
+});
+
+test('E5-5 500 pods bound in parallel over 20 nodes and 3 subnets: distinct addresses from each node’s subnet', async () => {
+  await world.stop();
+  const subnets = ['10.1.0.0/24', '10.2.0.0/24', '10.3.0.0/24'];
+  world = await World.start({
+    config: subnets.map((s, i) => ({
+      nodeSubnets: [s],
+      ips: [`10.10${i}.0.1~10.10${i}.1.250`],
+      subnet: `10.10${i}.0.0/16`,
+      gateway: `10.10${i}.0.0`,
+    })),
+  });
+  const nodes = Array.from({ length: 20 }, (_, i) => ({ name: `n${i}`, subnet: i % 3 }));
+  for (const n of nodes) await world.node(n.name, `10.${n.subnet + 1}.0.${10 + Number(n.name.slice(1))}`);
+  const pods = [];
+  for (let i = 0; i < 500; i++) pods.push(world.pod({ name: `p-${i}` }));
+  const created = await Promise.all(pods);
+  const errors = await Promise.all(created.map((pod, i) => world.bind(pod, nodes[i % 20]!.name)));
+  expect(errors.filter((e) => e !== '')).toEqual([]);
+  const seen = new Set<string>();
+  for (let i = 0; i < 500; i++) {
+    const [ip] = await world.addressesOf(`p-${i}`);
+    expect(seen.has(ip!)).toBe(false);
+    seen.add(ip!);
+    expect(ip!.startsWith(`10.10${nodes[i % 20]!.subnet}.`)).toBe(true);
+  }
+}, 60000);

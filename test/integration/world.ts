@@ -1,0 +1,265 @@
+// A small cluster for integration tests: the embedded API server, floatip started on it as in
+// production (composition root, real HTTP), and helpers that play kube-scheduler (request bodies
+// in its own wire format, capitalised keys) and the controllers (pods with owner references).
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
+import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../../src/cni/args.js';
+import { GALAXY_DEFAULTS, type GalaxyConfig } from '../../src/config/galaxy-config.js';
+import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/kube/pod.js';
+import { silentLogger } from '../../src/log.js';
+import { type Floatip, startFloatip } from '../../src/server.js';
+import { fromFloatingIPObject } from '../../src/store/floating-ip-object.js';
+import { eventually } from './helpers.js';
+
+export interface WorldOptions {
+  /** The floatingip-config entries. */
+  readonly config: unknown[];
+  readonly galaxy?: Partial<GalaxyConfig>;
+}
+
+export interface PodSpec {
+  name: string;
+  namespace?: string;
+  owner?: { kind: string; name: string };
+  policy?: 'immutable' | 'never';
+  pool?: string;
+  ranges?: string[][];
+  /** Ask for the resource (default true). */
+  wants?: boolean;
+}
+
+export class World {
+  readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+  readonly custom: CustomObjectsApi;
+
+  private constructor(
+    readonly server: EmbeddedApiServer,
+    readonly floatip: Floatip,
+  ) {
+    const kc = server.kubeConfig();
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.apps = kc.makeApiClient(AppsV1Api);
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  static async start(options: WorldOptions): Promise<World> {
+    const server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
+    const core = server.kubeConfig().makeApiClient(CoreV1Api);
+    for (const name of ['default', 'kube-system', 'ns1'])
+      await core.createNamespace({ body: { metadata: { name } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: 'floatingip-config' },
+        data: { floatingips: JSON.stringify(options.config) },
+      },
+    });
+    const floatip = await startFloatip({
+      kubeConfig: server.kubeConfig(),
+      galaxy: { ...GALAXY_DEFAULTS, ...options.galaxy },
+      resource: DEFAULT_RESOURCE,
+      poolNamespace: 'kube-system',
+      bind: '127.0.0.1',
+      port: 0,
+      log: silentLogger(),
+    });
+    return new World(server, floatip);
+  }
+
+  async stop(): Promise<void> {
+    await this.floatip.close();
+    await this.server.close();
+  }
+
+  // ---- the cluster
+
+  async node(name: string, ...internalIPs: string[]): Promise<V1Node> {
+    return this.core.createNode({
+      body: {
+        metadata: { name },
+        status: {
+          addresses: internalIPs.map((address) => ({ type: 'InternalIP', address })),
+          allocatable: { cpu: '4', memory: '8Gi', pods: '110', [DEFAULT_RESOURCE]: '64' },
+        },
+      },
+    });
+  }
+
+  async pod(spec: PodSpec): Promise<V1Pod> {
+    const annotations: Record<string, string> = {};
+    if (spec.policy) annotations[RELEASE_POLICY_ANNOTATION] = spec.policy;
+    if (spec.pool) annotations[POOL_ANNOTATION] = spec.pool;
+    if (spec.ranges) annotations[CNI_ARGS_ANNOTATION] = JSON.stringify({ request_ip_range: spec.ranges });
+    const pod = await this.core.createNamespacedPod({
+      namespace: spec.namespace ?? 'ns1',
+      body: {
+        metadata: {
+          name: spec.name,
+          annotations,
+          ...(spec.owner
+            ? {
+                ownerReferences: [
+                  {
+                    apiVersion: 'apps/v1',
+                    kind: spec.owner.kind,
+                    name: spec.owner.name,
+                    uid: `uid-${spec.owner.name}`,
+                    controller: true,
+                  },
+                ],
+              }
+            : {}),
+        },
+        spec: {
+          containers: [
+            {
+              name: 'c',
+              image: 'pause',
+              resources:
+                spec.wants === false
+                  ? {}
+                  : { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } },
+            },
+          ],
+        },
+      },
+    });
+    await eventually(
+      'the pod to reach floatip',
+      async () =>
+        this.floatip.cluster.pods.get(spec.namespace ?? 'ns1', spec.name)?.metadata?.uid ===
+        pod.metadata?.uid,
+    );
+    return pod;
+  }
+
+  async deployment(name: string, replicas: number, namespace = 'ns1'): Promise<void> {
+    await this.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: { containers: [{ name: 'c', image: 'pause' }] },
+          },
+        },
+      },
+    });
+    await eventually(
+      'the deployment to reach floatip',
+      async () => this.floatip.cluster.deployments.get(namespace, name) !== undefined,
+    );
+  }
+
+  async deletePod(name: string, namespace = 'ns1'): Promise<void> {
+    await this.core.deleteNamespacedPod({ name, namespace });
+    await eventually(
+      'the deletion to reach floatip',
+      async () => this.floatip.cluster.pods.get(namespace, name) === undefined,
+    );
+  }
+
+  async readPod(name: string, namespace = 'ns1'): Promise<V1Pod> {
+    return this.core.readNamespacedPod({ name, namespace });
+  }
+
+  // ---- kube-scheduler's side of the wire
+
+  async post(verb: string, body: unknown): Promise<{ status: number; json: unknown; text: string }> {
+    const res = await fetch(`${this.floatip.extenderUrl}/v1/${verb}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, text };
+  }
+
+  /** filter as kube-scheduler sends it: names only (nodeCacheCapable) or full Node objects. */
+  async filter(pod: V1Pod, nodes: string[], mode: 'names' | 'objects' = 'names') {
+    const body =
+      mode === 'names'
+        ? { Pod: pod, Nodes: null, NodeNames: nodes }
+        : {
+            Pod: pod,
+            Nodes: {
+              metadata: {},
+              items: await Promise.all(nodes.map((name) => this.core.readNode({ name }))),
+            },
+            NodeNames: null,
+          };
+    const { json } = await this.post('filter', body);
+    const result = json as {
+      Nodes: { items: V1Node[] } | null;
+      NodeNames: string[] | null;
+      FailedNodes: Record<string, string>;
+      Error: string;
+    };
+    return {
+      passed: result.NodeNames ?? result.Nodes?.items.map((n) => n.metadata?.name ?? '') ?? [],
+      failed: result.FailedNodes,
+      error: result.Error,
+    };
+  }
+
+  async bind(pod: V1Pod, node: string): Promise<string> {
+    const { json } = await this.post('bind', {
+      PodName: pod.metadata?.name,
+      PodNamespace: pod.metadata?.namespace,
+      PodUID: pod.metadata?.uid,
+      Node: node,
+    });
+    return (json as { Error: string }).Error;
+  }
+
+  /** The addresses in a bound pod's annotation. */
+  async addressesOf(name: string, namespace = 'ns1'): Promise<string[]> {
+    const pod = await this.readPod(name, namespace);
+    return parseCniArgs(pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION]).ipinfos.map(addressOf);
+  }
+
+  /**
+   * The consistency check after every scenario: FloatingIP objects, memory and the annotations of
+   * bound pods agree one to one, and no address appears twice.
+   */
+  async expectConsistent(): Promise<void> {
+    const list = (await this.custom.listClusterCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'floatingips',
+    })) as {
+      items: unknown[];
+    };
+    const objects = new Map<string, string>();
+    for (const item of list.items) {
+      const decoded = fromFloatingIPObject(item);
+      if (decoded.ok) objects.set(decoded.record.ip, decoded.record.key);
+    }
+    const memory = new Map([...this.floatip.allocator.all()].map((a) => [a.ip, a.key]));
+    expect(Object.fromEntries([...memory].sort())).toEqual(Object.fromEntries([...objects].sort()));
+    const pods = await this.core.listPodForAllNamespaces();
+    const annotated = new Map<string, string>();
+    for (const pod of pods.items) {
+      if (!pod.spec?.nodeName) continue;
+      for (const ip of parseCniArgs(pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION]).ipinfos.map(
+        addressOf,
+      )) {
+        expect(annotated.has(ip) ? `${ip} in ${annotated.get(ip)} and ${pod.metadata?.name}` : 'once').toBe(
+          'once',
+        );
+        annotated.set(ip, `${pod.metadata?.namespace}/${pod.metadata?.name}`);
+        expect(objects.has(ip) ? ip : `${ip} (no FloatingIP object)`).toBe(ip);
+      }
+    }
+  }
+}
