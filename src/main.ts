@@ -1,33 +1,32 @@
 #!/usr/bin/env node
 // floatip's command line. Each subcommand lives in its own module; this file only dispatches.
-const commands: Record<string, string> = {
-  serve: 'run the scheduler extender and REST API',
-  'dev-apiserver': 'run the embedded Kubernetes API server alone (development aid, not a production store)',
-};
-
-function usage(): string {
-  const lines = Object.entries(commands).map(([name, help]) => `  ${name.padEnd(16)} ${help}`);
-  return `usage: floatip <command> [flags]\n\ncommands:\n${lines.join('\n')}\n`;
-}
+import { Command, CommanderError } from 'commander';
+import { serve, serveCommand } from './cli/serve.js';
 
 async function main(argv: string[]): Promise<number> {
-  const [command] = argv;
-  if (!command || command === '--help' || command === '-h') {
-    process.stdout.write(usage());
-    return 0;
+  const program = new Command('floatip')
+    .description('floating-IP IPAM for Kubernetes: a kube-scheduler extender, drop-in for galaxy-ipam')
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
+  program.addCommand(serveCommand(serve).exitOverride());
+  program
+    .command('dev-apiserver')
+    .description('run the embedded Kubernetes API server alone (development aid, not a production store)')
+    .helpOption(false)
+    .allowUnknownOption()
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const { runDevApiServer } = await import('./apiserver/cli.js');
+      process.exitCode = await runDevApiServer(args);
+    });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    process.stderr.write(`floatip: ${(err as Error).message}\n`);
+    return 1;
   }
-  if (command === 'serve') {
-    process.stdout.write(
-      'floatip: the IPAM core is built; the extender and REST API are not yet. Nothing to serve.\n',
-    );
-    return 0;
-  }
-  if (command === 'dev-apiserver') {
-    const { runDevApiServer } = await import('./apiserver/cli.js');
-    return runDevApiServer(argv.slice(1));
-  }
-  process.stderr.write(`floatip: unknown command "${command}"\n${usage()}`);
-  return 2;
 }
 
 process.exitCode = await main(process.argv.slice(2));

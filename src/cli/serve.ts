@@ -1,0 +1,164 @@
+// `floatip serve`: the whole service. galaxy-ipam's flags keep their meaning; every flag can also
+// be set by an environment variable (FLOATIP_<FLAG>); a bad value stops start-up with one clear line.
+// With no kubeconfig, no in-cluster service account and no --master, it runs on the embedded API
+// server, seeded with demo nodes and a pool: a playground on a fresh machine.
+import { existsSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { KubeConfig } from '@kubernetes/client-node';
+import { startApiServer, type EmbeddedApiServer } from '../apiserver/index.js';
+import { GALAXY_DEFAULTS, type GalaxyConfig, loadGalaxyConfigFile } from '../config/galaxy-config.js';
+import { DEFAULT_RESOURCE } from '../kube/pod.js';
+import { type LogLevel, createLogger } from '../log.js';
+import { startFloatip } from '../server.js';
+
+export interface ServeFlags {
+  port: number;
+  bind: string;
+  config: string;
+  kubeconfig: string;
+  master: string;
+  resourceName: string;
+  poolNamespace: string;
+  logLevel: LogLevel;
+  embeddedPort: number;
+  stateFile: string;
+}
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+const port = (value: string): number => {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new InvalidArgumentError('must be a port number (0-65535)');
+  return Number(value);
+};
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The command definition: its --help is the reference for every flag. */
+export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command {
+  const env = (option: Option): Option =>
+    option.env(
+      `FLOATIP_${option
+        .attributeName()
+        .replace(/[A-Z]/g, (c) => `_${c}`)
+        .toUpperCase()}`,
+    );
+  return new Command('serve')
+    .description('run the scheduler extender (and, with no cluster, the embedded API server)')
+    .addOption(env(new Option('--port <port>', 'scheduler extender port').default(9040).argParser(port)))
+    .addOption(env(new Option('--bind <address>', 'address both servers listen on').default('0.0.0.0')))
+    .addOption(
+      env(
+        new Option(
+          '--config <file>',
+          "galaxy-ipam's JSON config file (schedule_plugin...); none: defaults",
+        ).default(''),
+      ),
+    )
+    .addOption(env(new Option('--kubeconfig <file>', 'kubeconfig of the cluster to serve').default('')))
+    .addOption(
+      env(new Option('--master <url>', 'API server URL (overrides the kubeconfig server)').default('')),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--resource-name <name>',
+          'the extended resource that marks pods wanting a floating IP',
+        ).default(DEFAULT_RESOURCE),
+      ),
+    )
+    .addOption(
+      env(new Option('--pool-namespace <namespace>', 'where Pool objects are read').default('kube-system')),
+    )
+    .addOption(env(new Option('--log-level <level>', 'log level').default('info').choices(LOG_LEVELS)))
+    .addOption(
+      env(
+        new Option('--embedded-port <port>', 'port of the embedded API server (no cluster only)')
+          .default(6080)
+          .argParser(port),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--state-file <file>',
+          'keep the embedded API server’s objects in this file across restarts',
+        ).default(''),
+      ),
+    )
+    .action((flags: ServeFlags) => run(flags));
+}
+
+/** Which cluster to serve: the kubeconfig, --master, in-cluster, or none (the embedded server). */
+function clusterOf(flags: ServeFlags): KubeConfig | undefined {
+  const kc = new KubeConfig();
+  if (flags.kubeconfig) {
+    if (!existsSync(flags.kubeconfig))
+      throw new InvalidArgumentError(`--kubeconfig ${flags.kubeconfig}: no such file`);
+    kc.loadFromFile(flags.kubeconfig);
+  } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) {
+    kc.loadFromCluster();
+  } else if (!flags.master) {
+    return undefined;
+  }
+  if (flags.master) {
+    const cluster = kc.getCurrentCluster();
+    kc.loadFromClusterAndUser(
+      {
+        name: cluster?.name ?? 'master',
+        server: flags.master,
+        skipTLSVerify: cluster?.skipTLSVerify ?? false,
+        ...(cluster?.caData ? { caData: cluster.caData } : {}),
+      },
+      kc.getCurrentUser() ?? { name: 'anonymous' },
+    );
+  }
+  return kc;
+}
+
+export async function serve(flags: ServeFlags): Promise<void> {
+  const log = createLogger(flags.logLevel);
+  const galaxy: GalaxyConfig = flags.config ? await loadGalaxyConfigFile(flags.config) : GALAXY_DEFAULTS;
+  let embedded: EmbeddedApiServer | undefined;
+  let kubeConfig = clusterOf(flags);
+  if (!kubeConfig) {
+    embedded = await startApiServer({
+      port: flags.embeddedPort,
+      host: '127.0.0.1',
+      seed: 'demo',
+      ...(flags.stateFile ? { stateFile: flags.stateFile } : {}),
+      log: (message) => log.debug({ component: 'embedded-apiserver' }, message),
+    });
+    kubeConfig = embedded.kubeConfig('kube-system');
+  }
+  const floatip = await startFloatip({
+    kubeConfig,
+    galaxy,
+    resource: flags.resourceName,
+    poolNamespace: flags.poolNamespace,
+    bind: flags.bind,
+    port: flags.port,
+    log,
+  });
+  if (embedded) {
+    process.stdout.write(
+      [
+        '',
+        `floatip is running on its embedded Kubernetes API server: ${embedded.url}`,
+        '  (a development aid with demo nodes and a pool, not a production store)',
+        `  kubectl --server ${embedded.url} get nodes,fip`,
+        `  curl ${embedded.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`,
+        `scheduler extender: ${floatip.extenderUrl}/v1/{filter,prioritize,bind,preempt}`,
+        '',
+      ].join('\n'),
+    );
+  }
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  log.info('stopping');
+  await floatip.close();
+  await embedded?.close();
+}
