@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { PoolConfigSource } from './controller/pool-config.js';
-import { Extender } from './extender/extender.js';
+import { type DecisionLocks, Extender } from './extender/extender.js';
 import { extenderApp } from './extender/http.js';
 import { NodeFacts } from './extender/node-subnets.js';
 import { ClusterWorld } from './extender/world.js';
@@ -18,6 +18,7 @@ import { KubeEventRecorder } from './kube/events.js';
 import type { Logger } from './log.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
+import { KeyedLock } from './store/keyed-lock.js';
 import { PoolStore } from './store/pool-store.js';
 
 export interface FloatipOptions {
@@ -38,6 +39,8 @@ export interface Floatip {
   readonly allocator: Allocator;
   readonly store: FloatingIPStore;
   readonly cluster: ClusterCache;
+  readonly pools: PoolStore;
+  readonly locks: DecisionLocks;
   readonly events: KubeEventRecorder;
   close(): Promise<void>;
 }
@@ -66,6 +69,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   const pools = new PoolStore(kubeConfig, options.poolNamespace, log);
   const cluster = new ClusterCache(kubeConfig, log);
   cluster.nodes.on('delete', (node) => nodes.forget(node.metadata?.name ?? ''));
+  const locks: DecisionLocks = { pods: new KeyedLock(), apps: new KeyedLock() };
   const stops: (() => Promise<void>)[] = [];
   try {
     await config.start(kubeConfig);
@@ -77,9 +81,17 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       () => pools.stop(),
       () => cluster.stop(),
     );
-    const extender = new Extender(store, new ClusterWorld(kubeConfig, cluster, pools), nodes, events, log, {
-      resource: options.resource,
-    });
+    const extender = new Extender(
+      locks,
+      store,
+      new ClusterWorld(kubeConfig, cluster, pools),
+      nodes,
+      events,
+      log,
+      {
+        resource: options.resource,
+      },
+    );
     const server = await listen(extenderApp(extender, nodes, log), options.bind, options.port);
     stops.push(() => close(server));
     const { port } = server.address() as AddressInfo;
@@ -90,6 +102,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       allocator,
       store,
       cluster,
+      pools,
+      locks,
       events,
       async close() {
         for (const stop of stops.reverse()) await stop();

@@ -20,7 +20,7 @@ import type { EventRecorder } from '../kube/events.js';
 import { cniArgsOfPod, keyOfPod, podName, policyOfPod, wantsFloatingIP } from '../kube/pod.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
-import { KeyedLock } from '../store/keyed-lock.js';
+import type { KeyedLock } from '../store/keyed-lock.js';
 import type { NodeFacts } from './node-subnets.js';
 import type { FilterResult, HostPriority, MetaVictims } from './wire.js';
 
@@ -68,18 +68,34 @@ export interface ExtenderOptions {
 /** A change bind made, and how to undo it. */
 type Undo = () => Promise<unknown>;
 
+/**
+ * Locks shared by everyone who decides about a pod's or an app's addresses (extender, lifecycle,
+ * REST API), so that their decisions about one pod (or one Deployment/Pool) never interleave.
+ * Order: a pod's lock before its app's.
+ */
+export interface DecisionLocks {
+  /** By pod, "namespace/name". */
+  readonly pods: KeyedLock;
+  /** By app or pool parking key (AllocationKey.poolPrefix). */
+  readonly apps: KeyedLock;
+}
+
 export class Extender {
-  private readonly podLocks = new KeyedLock();
-  private readonly appLocks = new KeyedLock();
+  private readonly podLocks: KeyedLock;
+  private readonly appLocks: KeyedLock;
 
   constructor(
+    locks: DecisionLocks,
     private readonly store: FloatingIPStore,
     private readonly world: ExtenderWorld,
     private readonly nodes: NodeFacts,
     private readonly events: EventRecorder,
     private readonly log: Logger,
     private readonly options: ExtenderOptions,
-  ) {}
+  ) {
+    this.podLocks = locks.pods;
+    this.appLocks = locks.apps;
+  }
 
   private get allocator() {
     return this.store.allocator;
