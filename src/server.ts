@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { PoolConfigSource } from './controller/pool-config.js';
+import { Workloads } from './controller/workloads.js';
 import { type DecisionLocks, Extender } from './extender/extender.js';
 import { extenderApp } from './extender/http.js';
 import { NodeFacts } from './extender/node-subnets.js';
@@ -76,15 +77,17 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     stops.push(() => config.stop());
     await store.start();
     stops.push(() => store.stop());
-    await Promise.all([pools.start(), cluster.start()]);
+    const workloads = new Workloads(kubeConfig, cluster, pools, log);
+    await Promise.all([pools.start(), cluster.start(), workloads.start()]);
     stops.push(
       () => pools.stop(),
       () => cluster.stop(),
+      () => workloads.stop(),
     );
     const extender = new Extender(
       locks,
       store,
-      new ClusterWorld(kubeConfig, cluster, pools),
+      new ClusterWorld(kubeConfig, cluster, workloads),
       nodes,
       events,
       log,

@@ -48,3 +48,4 @@ export {
 export { NodeSubnetIndex } from './node-subnet.js';
 export { ReleasePolicy, isReleasePolicy, releasePolicyName, releasePolicyOf } from './policy.js';
 export { type IPRange, type RangeGroup, formatRange, parseRange, rangeSize } from './range.js';
+export { type ReleaseAction, type WorkloadFacts, decideRelease, ordinalOf } from './release-decision.js';

@@ -185,6 +185,22 @@ export class CustomResourceClient {
     }
   }
 
+  /** The object's scale subresource (autoscaling/v1 Scale), or undefined when there is none. */
+  async getScale(name: string): Promise<{ spec?: { replicas?: number } } | undefined> {
+    const { group, version, plural, namespace } = this.ref;
+    try {
+      return (
+        namespace
+          ? await this.api.getNamespacedCustomObjectScale({ group, version, plural, namespace, name })
+          : await this.api.getClusterCustomObjectScale({ group, version, plural, name })
+      ) as { spec?: { replicas?: number } };
+    } catch (err) {
+      const e = kubeError(err, `get the scale of ${this.describe(name)}`);
+      if (e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
   async create(body: object): Promise<unknown> {
     const { group, version, plural, namespace } = this.ref;
     const name = (body as { metadata?: { name?: string } }).metadata?.name;
