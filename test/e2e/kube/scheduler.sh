@@ -4,7 +4,7 @@
 # SCHED_QPS, SCHED_CONFIG, SCHED_V, ...). EXTENDER_URL= (empty) gives a scheduler without extender.
 # etcd, kube-apiserver and kube-controller-manager keep running, so every object survives; pods still pending are
 # scheduled by the new scheduler. Knobs left out fall back to up.sh's defaults, NOT to the previous scheduler's
-# settings: pass the whole configuration every time. Takes about 1 to 2 s (down.sh + up.sh: 10 to 13 s).
+# settings: pass the whole configuration every time. Takes about 2 s (down.sh + up.sh: 8 to 13 s).
 # Updates the scheduler's entries in run/cluster.env and run/cluster.json.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
