@@ -14,6 +14,7 @@ import {
   type V1Taint,
 } from '@kubernetes/client-node';
 import { clusterKubeConfig, ENI_IP } from './cluster.js';
+import { runInformer, type RunningInformer } from './informers.js';
 import { describeError, httpCode, isGoneOrReplaced } from './kube-errors.js';
 import { readyCondition } from './nodes.js';
 
@@ -56,6 +57,8 @@ const NOT_READY_TAINTS = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/
  */
 export class FakeKubelet {
   readonly errors: string[] = [];
+  /** Watch failures it recovered from by restarting the watch. */
+  readonly warnings: string[] = [];
   private readonly kc: KubeConfig;
   private readonly core: CoreV1Api;
   private informer: (Informer<V1Pod> & ObjectCache<V1Pod>) | undefined;
@@ -69,7 +72,7 @@ export class FakeKubelet {
   private readonly terminal = new Set<string>();
   private readonly deleted = new Set<string>();
   private readonly hostIPs = new Map<string, Promise<string | undefined>>();
-  private restartTimer: NodeJS.Timeout | undefined;
+  private watch: RunningInformer | undefined;
 
   constructor(private readonly options: FakeKubeletOptions = {}) {
     this.kc = options.kubeConfig ?? clusterKubeConfig();
@@ -87,23 +90,14 @@ export class FakeKubelet {
     const onPod = (pod: V1Pod) => this.kick(pod);
     informer.on('add', onPod);
     informer.on('update', onPod);
-    informer.on('error', (err: unknown) => {
-      if (!this.running) return;
-      this.report(`pod watch failed (restarting in 1 s): ${describeError(err)}`);
-      // the informer stops on an error; it resumes from its last resourceVersion
-      this.restartTimer = setTimeout(() => {
-        if (this.running) informer.start().catch((e: unknown) => this.report(`restart: ${describeError(e)}`));
-      }, 1000);
-    });
     this.informer = informer;
     this.running = true;
-    await informer.start();
+    this.watch = await runInformer(informer, (message) => this.warnings.push(`pod ${message}`));
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    clearTimeout(this.restartTimer);
-    await this.informer?.stop();
+    await this.watch?.stop();
     await this.idle();
   }
 
@@ -363,7 +357,10 @@ export class FakeKubelet {
       ip = this.core
         .readNode({ name: node })
         .then((n) => n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address)
-        .catch(() => undefined);
+        .catch(() => {
+          this.hostIPs.delete(node); // ask again next time
+          return undefined;
+        });
       this.hostIPs.set(node, ip);
     }
     return ip;

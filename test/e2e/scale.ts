@@ -4,6 +4,7 @@
 import { AppsV1Api, CoreV1Api, makeInformer, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { clusterKubeConfig } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
+import { runInformer } from './informers.js';
 import { describeError } from './kube-errors.js';
 import { waitFor } from './wait.js';
 import { createDeployment, deployment } from './workloads.js';
@@ -79,9 +80,8 @@ export async function measureBinding(options: ScaleOptions): Promise<ScaleResult
   );
   informer.on('add', observe);
   informer.on('update', observe);
-  let watchError: unknown;
-  informer.on('error', (err: unknown) => (watchError = err));
-  await informer.start();
+  const watchFailures: string[] = [];
+  const watch = await runInformer(informer, (message) => watchFailures.push(message));
 
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -103,13 +103,15 @@ export async function measureBinding(options: ScaleOptions): Promise<ScaleResult
       (resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)),
     );
     if (expected > 0 && (await Promise.race([allBound.then(() => 'ok' as const), timedOut])) === 'timeout') {
-      const why = watchError ? `; the pod watch failed: ${describeError(watchError)}` : '';
+      const why = watchFailures.length > 0 ? `; pod watch: ${watchFailures.join('; ')}` : '';
       throw new Error(
         `scale run ${run} in ${namespace}: ${boundAt.size} of ${expected} pods bound ` +
           `(${firstSeen.size} created) after ${timeoutMs} ms${why}`,
       );
     }
-    const totalMs = (expected > 0 ? Math.max(...boundAt.values()) : performance.now()) - t0;
+    let last = expected > 0 ? t0 : performance.now();
+    for (const at of boundAt.values()) last = Math.max(last, at);
+    const totalMs = last - t0;
     const latencies = [...boundAt].map(([uid, at]) => at - (firstSeen.get(uid) ?? at)).sort((a, b) => a - b);
     return {
       run,
@@ -126,7 +128,7 @@ export async function measureBinding(options: ScaleOptions): Promise<ScaleResult
     };
   } finally {
     clearTimeout(timer);
-    await informer.stop();
+    await watch.stop();
   }
 }
 

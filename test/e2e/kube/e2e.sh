@@ -9,7 +9,7 @@
 #   - the scheduler's extender at E2E_EXTENDER_URL with filter, prioritize, bind and preempt, for pods that request
 #     tke.cloud.tencent.com/eni-ip. Any up.sh knob given in the environment wins (EXTENDER_URL= for none).
 # Usage: e2e.sh ensure|up|down|scheduler|env
-#   env    prints the settings as shell assignments (e.g. `eval "$(e2e.sh env)"; $KUBECTL get nodes`)
+#   env    prints the running cluster's cluster.env as exports (e.g. `eval "$(e2e.sh env)"; $KUBECTL get nodes`)
 # Overrides: FLOATIP_E2E_RUN_DIR, FLOATIP_E2E_{ETCD,ETCD_PEER,APISERVER,SCHED_SECURE,SCHED_HEALTHZ,KCM_SECURE,EXTENDER}_PORT,
 #   FLOATIP_E2E_{SCHED,KCM}_{QPS,BURST}, and FLOATIP_KUBE_HOME for the build cache.
 set -euo pipefail
@@ -44,7 +44,7 @@ case ${1:-} in
   up) "$HERE/up.sh" >/dev/null; record ;;
   scheduler) "$HERE/scheduler.sh"; record ;;
   env)
-    if [ -f "$FLOATIP_KUBE_RUN/cluster.env" ]; then cat "$FLOATIP_KUBE_RUN/cluster.env"
+    if [ -f "$FLOATIP_KUBE_RUN/cluster.env" ]; then sed 's/^/export /' "$FLOATIP_KUBE_RUN/cluster.env"
     else echo "e2e.sh: no cluster is up in $FLOATIP_KUBE_RUN" >&2; exit 1; fi ;;
   *) echo "usage: $0 ensure|up|down|scheduler|env" >&2; exit 2 ;;
 esac
