@@ -25,11 +25,12 @@ export function suiteEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs `kube/e2e.sh <command>` with its progress on our stderr. */
-export function e2eScript(command: string, timeoutMs: number): Promise<number> {
-  const t0 = Date.now();
+/** Runs `kube/e2e.sh <command>` with its progress on our stderr; resolves with its stdout. */
+export function e2eScript(command: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(E2E_SH, [command], { env: suiteEnv(), stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(E2E_SH, [command], { env: suiteEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
     child.on('error', (err) => {
       clearTimeout(timer);
@@ -37,23 +38,28 @@ export function e2eScript(command: string, timeoutMs: number): Promise<number> {
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) resolve(Date.now() - t0);
-      else
-        reject(
-          new Error(
-            `${E2E_SH} ${command}: ${signal ? `killed by ${signal} after ${timeoutMs} ms` : `exit code ${code}`}`,
-          ),
-        );
+      if (code === 0) resolve(stdout);
+      else {
+        const why = signal ? `killed by ${signal} after ${timeoutMs} ms` : `exit code ${code}`;
+        reject(new Error(`${E2E_SH} ${command}: ${why}`));
+      }
     });
   });
 }
 
 export default async function globalSetup(): Promise<void> {
   process.stderr.write('\n');
-  const ensureMs = await e2eScript('ensure', 45 * 60_000);
+  const t0 = Date.now();
+  await e2eScript('ensure', 45 * 60_000);
+  const t1 = Date.now();
   await e2eScript('down', 60_000);
-  const upMs = await e2eScript('up', 180_000);
+  const up = await e2eScript('up', 180_000);
+  const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(up)?.[1];
+  if (!kubeconfig) throw new Error(`${E2E_SH} up printed no KUBECONFIG line: ${JSON.stringify(up)}`);
+  // test files start after globalSetup and inherit it (the helpers also read run-e2e/cluster.json)
+  process.env.KUBECONFIG = kubeconfig;
   process.stderr.write(
-    `e2e: control plane ready (ensure ${(ensureMs / 1000).toFixed(1)} s, up ${(upMs / 1000).toFixed(1)} s)\n`,
+    `e2e: control plane ready (ensure ${((t1 - t0) / 1000).toFixed(1)} s, ` +
+      `up ${((Date.now() - t1) / 1000).toFixed(1)} s), KUBECONFIG=${kubeconfig}\n`,
   );
 }

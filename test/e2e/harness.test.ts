@@ -105,6 +105,7 @@ describe.each([false, true])('harness with nodeCacheCapable=%s', (nodeCacheCapab
 
   test(`E2E-H1 (${tag}) pods of a Deployment are scheduled through the extender`, async () => {
     expect(loadCluster().NODE_CACHE_CAPABLE).toBe(String(nodeCacheCapable));
+    expect(process.env.KUBECONFIG).toBe(loadCluster().KUBECONFIG); // exported by globalSetup
     await createDeployment(deployment(ns, 'web', { replicas: 3 }));
     let last: V1Pod[] = [];
     const bound = await waitFor(

@@ -9,6 +9,7 @@
 #   - the scheduler's extender at E2E_EXTENDER_URL with filter, prioritize, bind and preempt, for pods that request
 #     tke.cloud.tencent.com/eni-ip. Any up.sh knob given in the environment wins (EXTENDER_URL= for none).
 # Usage: e2e.sh ensure|up|down|scheduler|env
+#   up     like up.sh, prints `export KUBECONFIG=...` (so `eval "$(e2e.sh up)"` works)
 #   env    prints the running cluster's cluster.env as exports (e.g. `eval "$(e2e.sh env)"; $KUBECTL get nodes`)
 # Overrides: FLOATIP_E2E_RUN_DIR, FLOATIP_E2E_{ETCD,ETCD_PEER,APISERVER,SCHED_SECURE,SCHED_HEALTHZ,KCM_SECURE,EXTENDER}_PORT,
 #   FLOATIP_E2E_{SCHED,KCM}_{QPS,BURST}, and FLOATIP_KUBE_HOME for the build cache.
@@ -41,7 +42,7 @@ record() {
 case ${1:-} in
   ensure) exec "$HERE/ensure.sh" ;;
   down) exec "$HERE/down.sh" ;;
-  up) "$HERE/up.sh" >/dev/null; record ;;
+  up) "$HERE/up.sh"; record ;;   # stdout: up.sh's `export KUBECONFIG=...`
   scheduler) "$HERE/scheduler.sh"; record ;;
   env)
     if [ -f "$FLOATIP_KUBE_RUN/cluster.env" ]; then sed 's/^/export /' "$FLOATIP_KUBE_RUN/cluster.env"
