@@ -1,0 +1,140 @@
+// The control plane under test, for the tests: a real v1.20.2 etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler, started by kube/e2e.sh in jest's globalSetup.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export const KUBE_SCRIPTS = fileURLToPath(new URL('./kube/', import.meta.url));
+export const ENI_IP = 'tke.cloud.tencent.com/eni-ip';
+
+/** The build cache, shared with shared/tools/kube-real so a machine builds the binaries once. */
+export function kubeHome(): string {
+  return process.env.FLOATIP_KUBE_HOME ?? join(homedir(), '.cache/floatip-kube');
+}
+
+/** As in kube/e2e.sh, which owns the cluster's settings. */
+export function runDir(): string {
+  return process.env.FLOATIP_E2E_RUN_DIR ?? join(kubeHome(), 'run-e2e');
+}
+
+export interface SchedulerConfig {
+  /** false: a scheduler without extender (the default binder), for a baseline. Default true. */
+  readonly extender?: boolean;
+  /** The scheduler sends NodeNames instead of Nodes, and expects NodeNames back. Default false. */
+  readonly nodeCacheCapable?: boolean;
+  /** Verb names; "" leaves a verb out. Default filter, prioritize, bind, preempt. */
+  readonly filterVerb?: string;
+  readonly prioritizeVerb?: string;
+  readonly bindVerb?: string;
+  readonly preemptVerb?: string;
+  /** Comma-separated managedResources; "" sends every pod to the extender. Default the ENI IP resource. */
+  readonly managedResources?: string;
+  readonly ignorable?: boolean;
+  /** A Go duration, e.g. "5s". */
+  readonly httpTimeout?: string;
+  readonly weight?: number;
+  /** kube-scheduler --v; 5 logs every extender exchange. */
+  readonly verbosity?: number;
+}
+
+/** scheduler.sh's knobs; kube/e2e.sh fills in the extender URL unless EXTENDER_URL is given. */
+function schedulerEnv(config: SchedulerConfig): Record<string, string> {
+  return {
+    ...(config.extender === false ? { EXTENDER_URL: '' } : {}),
+    EXTENDER_FILTER_VERB: config.filterVerb ?? 'filter',
+    EXTENDER_PRIORITIZE_VERB: config.prioritizeVerb ?? 'prioritize',
+    EXTENDER_BIND_VERB: config.bindVerb ?? 'bind',
+    EXTENDER_PREEMPT_VERB: config.preemptVerb ?? 'preempt',
+    NODE_CACHE_CAPABLE: String(config.nodeCacheCapable ?? false),
+    MANAGED_RESOURCE: config.managedResources ?? ENI_IP,
+    EXTENDER_IGNORABLE: String(config.ignorable ?? false),
+    EXTENDER_HTTP_TIMEOUT: config.httpTimeout ?? '5s',
+    EXTENDER_WEIGHT: String(config.weight ?? 1),
+    SCHED_V: String(config.verbosity ?? 2),
+  };
+}
+
+/**
+ * Restarts only kube-scheduler with another configuration (about 2 s; objects survive). The
+ * whole configuration is given each time: what is left out takes the default, not the previous value.
+ * Resolves once the new scheduler answers /healthz; pods already pending are scheduled by it.
+ */
+export async function restartScheduler(config: SchedulerConfig = {}): Promise<void> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // a developer's own scheduler knobs must not leak in (global-setup.ts strips the same)
+  for (const key of Object.keys(env)) {
+    if (
+      /^(EXTENDER_|MANAGED_RESOURCE|NODE_CACHE_CAPABLE$|SCHED_CONFIG$|SCHED_V$|K8S_SCHEDULER$|ETCD_DATA$)/.test(
+        key,
+      )
+    ) {
+      delete env[key];
+    }
+  }
+  Object.assign(env, schedulerEnv(config));
+  await runE2eScript('scheduler', env, 60_000);
+}
+
+/** Runs `kube/e2e.sh <command>`; its stderr goes into the error when it fails. */
+async function runE2eScript(command: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<void> {
+  const path = join(KUBE_SCRIPTS, 'e2e.sh');
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(path, [command], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-8000);
+    });
+    const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${path} ${command}: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve();
+      const why = signal ? `killed by ${signal} (timeout ${timeoutMs} ms?)` : `exit code ${code}`;
+      reject(new Error(`${path} ${command}: ${why}\n${stderr.trimEnd()}`));
+    });
+  });
+}
+
+/** What up.sh wrote to run/cluster.json (the scheduler's entries follow restartScheduler). */
+export interface ClusterInfo {
+  readonly KUBECONFIG: string;
+  readonly APISERVER_URL: string;
+  readonly KUBECTL: string;
+  readonly EXTENDER_URL: string;
+  readonly NODE_CACHE_CAPABLE: string;
+  /** Where tests serve the extender (kept when the scheduler runs without one). */
+  readonly E2E_EXTENDER_URL: string;
+  readonly [key: string]: string;
+}
+
+export function loadCluster(): ClusterInfo {
+  const file = join(runDir(), 'cluster.json');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`no running e2e cluster: cannot read ${file} (${(err as Error).message})`);
+  }
+  return JSON.parse(text) as ClusterInfo;
+}
+
+/** The port tests serve their extender on (127.0.0.1). */
+export function extenderPort(): number {
+  const url = loadCluster().E2E_EXTENDER_URL;
+  const port = Number(new URL(url).port);
+  if (!port) throw new Error(`cluster.json: E2E_EXTENDER_URL ${JSON.stringify(url)} has no port`);
+  return port;
+}
+
+/** An admin client configuration for the running e2e cluster. */
+export function clusterKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(loadCluster().KUBECONFIG);
+  return kc;
+}

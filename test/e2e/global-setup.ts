@@ -1,0 +1,65 @@
+// jest globalSetup for the e2e suite: build the control plane on first use (about 5 minutes on
+// 2 cores; afterwards well under a second), clear what an interrupted run left behind, and start a
+// fresh cluster. Self-contained on purpose: jest loads this file outside its module system, where
+// relative TypeScript imports do not resolve.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const E2E_SH = fileURLToPath(new URL('./kube/e2e.sh', import.meta.url));
+
+/**
+ * Our environment without up.sh's scheduler knobs: a developer's own EXTENDER_URL or
+ * NODE_CACHE_CAPABLE must not reshape the suite's cluster (cluster.ts strips the same).
+ */
+export function suiteEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (
+      /^(EXTENDER_|MANAGED_RESOURCE|NODE_CACHE_CAPABLE$|SCHED_CONFIG$|SCHED_V$|K8S_SCHEDULER$|ETCD_DATA$)/.test(
+        key,
+      )
+    ) {
+      delete env[key];
+    }
+  }
+  return env;
+}
+
+/** Runs `kube/e2e.sh <command>` with its progress on our stderr; resolves with its stdout. */
+export function e2eScript(command: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(E2E_SH, [command], { env: suiteEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${E2E_SH} ${command}: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else {
+        const why = signal ? `killed by ${signal} after ${timeoutMs} ms` : `exit code ${code}`;
+        reject(new Error(`${E2E_SH} ${command}: ${why}`));
+      }
+    });
+  });
+}
+
+export default async function globalSetup(): Promise<void> {
+  process.stderr.write('\n');
+  const t0 = Date.now();
+  await e2eScript('ensure', 45 * 60_000);
+  const t1 = Date.now();
+  await e2eScript('down', 60_000);
+  const up = await e2eScript('up', 180_000);
+  const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(up)?.[1];
+  if (!kubeconfig) throw new Error(`${E2E_SH} up printed no KUBECONFIG line: ${JSON.stringify(up)}`);
+  // test files start after globalSetup and inherit it (the helpers also read run-e2e/cluster.json)
+  process.env.KUBECONFIG = kubeconfig;
+  process.stderr.write(
+    `e2e: control plane ready (ensure ${((t1 - t0) / 1000).toFixed(1)} s, ` +
+      `up ${((Date.now() - t1) / 1000).toFixed(1)} s), KUBECONFIG=${kubeconfig}\n`,
+  );
+}

@@ -1,0 +1,150 @@
+// The smallest scheduler extender that exercises the harness without floatip: it keeps every node,
+// scores them alike, and binds with a fixed galaxy annotation. It records what the scheduler sent,
+// so a scenario can tell the extender was really on the path.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { clusterKubeConfig, extenderPort } from './cluster.js';
+import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
+import { describeError } from './kube-errors.js';
+
+export const TINY_CNI_ARGS = '{"common":{"ipinfos":[{"ip":"10.0.0.5/24","vlan":0,"gateway":"10.0.0.1"}]}}';
+
+export interface TinyExtender {
+  /** Calls per verb. */
+  readonly calls: Record<'filter' | 'prioritize' | 'bind' | 'preempt' | 'other', number>;
+  /** Which node form filter requests carried: NodeNames (nodeCacheCapable) or Nodes. */
+  readonly filterForms: Set<'Nodes' | 'NodeNames'>;
+  /** Bind failures, as returned to the scheduler. */
+  readonly bindErrors: string[];
+  close(): Promise<void>;
+}
+
+interface ExtenderArgs {
+  Pod?: { metadata?: { name?: string; namespace?: string } };
+  Nodes?: { items?: { metadata?: { name?: string } }[] } | null;
+  NodeNames?: string[] | null;
+}
+
+interface BindingArgs {
+  PodName: string;
+  PodNamespace: string;
+  PodUID: string;
+  Node: string;
+}
+
+export async function startTinyExtender(
+  options: { port?: number; kubeConfig?: KubeConfig } = {},
+): Promise<TinyExtender> {
+  const core = (options.kubeConfig ?? clusterKubeConfig()).makeApiClient(CoreV1Api);
+  const calls = { filter: 0, prioritize: 0, bind: 0, preempt: 0, other: 0 };
+  const filterForms = new Set<'Nodes' | 'NodeNames'>();
+  const bindErrors: string[] = [];
+
+  const handle = async (verb: string, body: unknown): Promise<unknown> => {
+    switch (verb) {
+      case 'filter': {
+        calls.filter++;
+        const args = body as ExtenderArgs;
+        // the scheduler expects the same form back that it sent
+        if (args.NodeNames) {
+          filterForms.add('NodeNames');
+          return { NodeNames: args.NodeNames, FailedNodes: {}, Error: '' };
+        }
+        filterForms.add('Nodes');
+        return { Nodes: args.Nodes, FailedNodes: {}, Error: '' };
+      }
+      case 'prioritize': {
+        calls.prioritize++;
+        const args = body as ExtenderArgs;
+        const names = args.NodeNames ?? (args.Nodes?.items ?? []).map((n) => n.metadata?.name ?? '');
+        return names.map((Host) => ({ Host, Score: 1 }));
+      }
+      case 'bind': {
+        calls.bind++;
+        const args = body as BindingArgs;
+        try {
+          await core.createNamespacedPodBinding({
+            name: args.PodName,
+            namespace: args.PodNamespace,
+            body: {
+              apiVersion: 'v1',
+              kind: 'Binding',
+              metadata: {
+                name: args.PodName,
+                namespace: args.PodNamespace,
+                uid: args.PodUID,
+                annotations: { [CNI_ARGS_ANNOTATION]: TINY_CNI_ARGS },
+              },
+              target: { apiVersion: 'v1', kind: 'Node', name: args.Node },
+            },
+          });
+          return { Error: '' };
+        } catch (err) {
+          const message = `bind ${args.PodNamespace}/${args.PodName} to ${args.Node}: ${describeError(err)}`;
+          bindErrors.push(message);
+          return { Error: message };
+        }
+      }
+      case 'preempt':
+        calls.preempt++;
+        // keep every candidate the scheduler proposed, in the meta form it expects back
+        return { NodeNameToMetaVictims: metaVictims(body) };
+      default:
+        calls.other++;
+        throw new Error(`unknown verb ${verb}`);
+    }
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const verb = (req.url ?? '').replace(/^\/v1\//, '');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      Promise.resolve()
+        .then(() => handle(verb, JSON.parse(Buffer.concat(chunks).toString() || '{}')))
+        .then((reply) => send(res, 200, reply))
+        .catch((err: unknown) => send(res, 500, { Error: describeError(err) }));
+    });
+  });
+  const port = options.port ?? extenderPort();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) =>
+      reject(new Error(`tiny extender: cannot listen on 127.0.0.1:${port}: ${err.message}`)),
+    );
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  return { calls, filterForms, bindErrors, close: () => closeServer(server) };
+}
+
+function metaVictims(body: unknown): Record<string, unknown> {
+  const args = body as {
+    NodeNameToVictims?: Record<
+      string,
+      { Pods?: { metadata?: { uid?: string } }[]; NumPDBViolations?: number }
+    > | null;
+    NodeNameToMetaVictims?: Record<string, unknown> | null;
+  };
+  if (args.NodeNameToMetaVictims) return args.NodeNameToMetaVictims;
+  const out: Record<string, unknown> = {};
+  for (const [node, victims] of Object.entries(args.NodeNameToVictims ?? {})) {
+    out[node] = {
+      Pods: (victims.Pods ?? []).map((p) => ({ UID: p.metadata?.uid ?? '' })),
+      NumPDBViolations: victims.NumPDBViolations ?? 0,
+    };
+  }
+  return out;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((err) => (err ? reject(err) : resolve()));
+    // the scheduler keeps connections alive; close them so the port is free at once
+    server.closeAllConnections();
+  });
+}
