@@ -5,6 +5,7 @@ import { type RequestListener, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { GalaxyConfig } from './config/galaxy-config.js';
+import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Workloads } from './controller/workloads.js';
 import { type DecisionLocks, Extender } from './extender/extender.js';
@@ -33,6 +34,10 @@ export interface FloatipOptions {
   /** The extender's port; 0 picks a free one. */
   readonly port: number;
   readonly log: Logger;
+  /** Resync period; default the galaxy config's resyncInterval; 0 turns the periodic resync off. */
+  readonly resyncIntervalMs?: number;
+  /** Parked `never` addresses of gone workloads are released after this long; 0 (default) never. */
+  readonly parkedIpTtlMs?: number;
 }
 
 export interface Floatip {
@@ -42,6 +47,7 @@ export interface Floatip {
   readonly cluster: ClusterCache;
   readonly pools: PoolStore;
   readonly locks: DecisionLocks;
+  readonly lifecycle: Lifecycle;
   readonly events: KubeEventRecorder;
   close(): Promise<void>;
 }
@@ -78,23 +84,24 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     await store.start();
     stops.push(() => store.stop());
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
+    const world = new ClusterWorld(kubeConfig, cluster, workloads);
+    const lifecycle = new Lifecycle(store, cluster, workloads, world, locks, log, {
+      resource: options.resource,
+      resyncIntervalMs: options.resyncIntervalMs ?? options.galaxy.resyncIntervalMinutes * 60_000,
+      parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
+    });
+    lifecycle.attach();
     await Promise.all([pools.start(), cluster.start(), workloads.start()]);
     stops.push(
       () => pools.stop(),
       () => cluster.stop(),
       () => workloads.stop(),
     );
-    const extender = new Extender(
-      locks,
-      store,
-      new ClusterWorld(kubeConfig, cluster, workloads),
-      nodes,
-      events,
-      log,
-      {
-        resource: options.resource,
-      },
-    );
+    lifecycle.start();
+    stops.push(() => lifecycle.stop());
+    const extender = new Extender(locks, store, world, nodes, events, log, {
+      resource: options.resource,
+    });
     const server = await listen(extenderApp(extender, nodes, log), options.bind, options.port);
     stops.push(() => close(server));
     const { port } = server.address() as AddressInfo;
@@ -107,6 +114,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       cluster,
       pools,
       locks,
+      lifecycle,
       events,
       async close() {
         for (const stop of stops.reverse()) await stop();

@@ -41,6 +41,16 @@ import {
 } from './floating-ip-object.js';
 import { KeyedLock } from './keyed-lock.js';
 
+/** The object changed after the caller decided on it: decide again. */
+export class StaleDecisionError extends Error {
+  constructor(
+    readonly ip: string,
+    readonly decidedAt: bigint,
+  ) {
+    super(`${ip} changed after the decision made at version ${decidedAt}; deciding again`);
+  }
+}
+
 /** Something wrong with an object that the store keeps (never deletes) and reports. */
 export interface ObjectProblem {
   readonly name: string;
@@ -237,17 +247,37 @@ export class FloatingIPStore {
     }
   }
 
+  /**
+   * The resourceVersion of the object memory reflects for an address. A caller that decides on
+   * what it read can pass it back as `decidedAt`: the write then happens only if nothing changed
+   * the object in between (ABA-safe), else StaleDecisionError and the caller decides again.
+   */
+  versionOf(ip: string): bigint | undefined {
+    return this.versions.get(ip);
+  }
+
+  private checkDecision(ip: string, decidedAt: bigint | undefined): void {
+    if (decidedAt !== undefined && this.versions.get(ip) !== decidedAt)
+      throw new StaleDecisionError(ip, decidedAt);
+  }
+
   /** Gives an address held by `expected` to `newKey` (parking it, or moving it). */
-  rekey(ip: string, expected: Owner, newKey: string, attrs: Attrs): Promise<Allocation> {
+  rekey(ip: string, expected: Owner, newKey: string, attrs: Attrs, decidedAt?: bigint): Promise<Allocation> {
     return this.withAddress(ip, () =>
-      this.change(() => this.allocator.planChange(ip, expected, newKey, attrs)),
+      this.change(() => {
+        this.checkDecision(ip, decidedAt);
+        return this.allocator.planChange(ip, expected, newKey, attrs);
+      }),
     );
   }
 
   /** Changes the policy, node and pod UID of an address held by `expected`. */
-  update(ip: string, expected: Owner, attrs: Attrs): Promise<Allocation> {
+  update(ip: string, expected: Owner, attrs: Attrs, decidedAt?: bigint): Promise<Allocation> {
     return this.withAddress(ip, () =>
-      this.change(() => this.allocator.planChange(ip, expected, expected.key, attrs)),
+      this.change(() => {
+        this.checkDecision(ip, decidedAt);
+        return this.allocator.planChange(ip, expected, expected.key, attrs);
+      }),
     );
   }
 
@@ -255,9 +285,10 @@ export class FloatingIPStore {
    * Frees an address if it still belongs to `expected`: its object is deleted, then memory follows.
    * A conflict re-reads the object and tries again while `expected` still holds it.
    */
-  release(ip: string, expected: Owner): Promise<Allocation> {
+  release(ip: string, expected: Owner, decidedAt?: bigint): Promise<Allocation> {
     return this.withAddress(ip, async () => {
       for (let attempt = 1; ; attempt++) {
+        this.checkDecision(ip, decidedAt);
         const current = this.allocator.checkOwner(ip, expected);
         const known = this.versions.get(current.ip);
         try {

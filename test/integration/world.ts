@@ -15,6 +15,7 @@ export interface WorldOptions {
   /** The floatingip-config entries. */
   readonly config: unknown[];
   readonly galaxy?: Partial<GalaxyConfig>;
+  readonly parkedIpTtlMs?: number;
 }
 
 export interface PodSpec {
@@ -35,7 +36,8 @@ export class World {
 
   private constructor(
     readonly server: EmbeddedApiServer,
-    readonly floatip: Floatip,
+    public floatip: Floatip,
+    private readonly options: WorldOptions,
   ) {
     const kc = server.kubeConfig();
     this.core = kc.makeApiClient(CoreV1Api);
@@ -55,7 +57,11 @@ export class World {
         data: { floatingips: JSON.stringify(options.config) },
       },
     });
-    const floatip = await startFloatip({
+    return new World(server, await World.floatip(server, options), options);
+  }
+
+  private static floatip(server: EmbeddedApiServer, options: WorldOptions): Promise<Floatip> {
+    return startFloatip({
       kubeConfig: server.kubeConfig(),
       galaxy: { ...GALAXY_DEFAULTS, ...options.galaxy },
       resource: DEFAULT_RESOURCE,
@@ -63,8 +69,17 @@ export class World {
       bind: '127.0.0.1',
       port: 0,
       log: silentLogger(),
+      // passes are run by hand (lifecycle.resync()), so that tests decide when
+      resyncIntervalMs: 0,
+      parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
     });
-    return new World(server, floatip);
+  }
+
+  /** Stops floatip, runs `meanwhile` while it is down, and starts a new floatip on the same API server. */
+  async restartFloatip(meanwhile: () => Promise<void> = async () => undefined): Promise<void> {
+    await this.floatip.close();
+    await meanwhile();
+    this.floatip = await World.floatip(this.server, this.options);
   }
 
   async stop(): Promise<void> {
@@ -153,6 +168,110 @@ export class World {
       'the deployment to reach floatip',
       async () => this.floatip.cluster.deployments.get(namespace, name) !== undefined,
     );
+  }
+
+  async statefulSet(name: string, replicas: number, namespace = 'ns1'): Promise<void> {
+    await this.apps.createNamespacedStatefulSet({
+      namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          replicas,
+          serviceName: name,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: { containers: [{ name: 'c', image: 'pause' }] },
+          },
+        },
+      },
+    });
+    await eventually(
+      'the statefulset to reach floatip',
+      async () => this.floatip.cluster.statefulSets.get(namespace, name) !== undefined,
+    );
+  }
+
+  async scaleStatefulSet(name: string, replicas: number, namespace = 'ns1'): Promise<void> {
+    const sts = await this.apps.readNamespacedStatefulSet({ name, namespace });
+    sts.spec!.replicas = replicas;
+    await this.apps.replaceNamespacedStatefulSet({ name, namespace, body: sts });
+    await eventually(
+      'the new scale to reach floatip',
+      async () => this.floatip.cluster.statefulSets.get(namespace, name)?.spec?.replicas === replicas,
+    );
+  }
+
+  async deleteStatefulSet(name: string, namespace = 'ns1'): Promise<void> {
+    await this.apps.deleteNamespacedStatefulSet({ name, namespace });
+    await eventually(
+      'the deletion to reach floatip',
+      async () => this.floatip.cluster.statefulSets.get(namespace, name) === undefined,
+    );
+  }
+
+  async deleteDeployment(name: string, namespace = 'ns1'): Promise<void> {
+    await this.apps.deleteNamespacedDeployment({ name, namespace });
+    await eventually(
+      'the deletion to reach floatip',
+      async () => this.floatip.cluster.deployments.get(namespace, name) === undefined,
+    );
+  }
+
+  /** Plays the Deployment controller: sets spec.replicas and a status (rolling or settled). */
+  async deploymentState(
+    name: string,
+    state: { replicas?: number; rolling: boolean; strategy?: unknown },
+    namespace = 'ns1',
+  ): Promise<void> {
+    const d = await this.apps.readNamespacedDeployment({ name, namespace });
+    const replicas = state.replicas ?? d.spec?.replicas ?? 1;
+    if (state.replicas !== undefined || state.strategy !== undefined) {
+      d.spec!.replicas = replicas;
+      if (state.strategy) d.spec!.strategy = state.strategy as never;
+      await this.apps.replaceNamespacedDeployment({ name, namespace, body: d });
+    }
+    const current = await this.apps.readNamespacedDeployment({ name, namespace });
+    current.status = state.rolling
+      ? { observedGeneration: current.metadata?.generation, replicas: replicas + 1, updatedReplicas: 0 }
+      : {
+          observedGeneration: current.metadata?.generation,
+          replicas,
+          updatedReplicas: replicas,
+          availableReplicas: replicas,
+        };
+    await this.apps.replaceNamespacedDeploymentStatus({ name, namespace, body: current });
+    await eventually('the deployment state to reach floatip', async () => {
+      const seen = this.floatip.cluster.deployments.get(namespace, name);
+      return (
+        seen?.status?.updatedReplicas === current.status?.updatedReplicas && seen?.spec?.replicas === replicas
+      );
+    });
+  }
+
+  /** Plays the kubelet: sets a pod's phase. */
+  async phase(name: string, phase: 'Running' | 'Failed' | 'Succeeded', namespace = 'ns1'): Promise<void> {
+    const pod = await this.readPod(name, namespace);
+    pod.status = { ...pod.status, phase };
+    await this.core.replaceNamespacedPodStatus({ name, namespace, body: pod });
+    await eventually(
+      'the phase to reach floatip',
+      async () => this.floatip.cluster.pods.get(namespace, name)?.status?.phase === phase,
+    );
+  }
+
+  /** Waits until the release queue has done everything it was given. */
+  async settle(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 20));
+    await this.floatip.lifecycle.queue.idle();
+  }
+
+  /** The addresses a key holds, sorted. */
+  held(key: string): string[] {
+    return this.floatip.allocator
+      .byKey(key)
+      .map((a) => a.ip)
+      .sort();
   }
 
   async deletePod(name: string, namespace = 'ns1'): Promise<void> {
@@ -250,7 +369,9 @@ export class World {
     const pods = await this.core.listPodForAllNamespaces();
     const annotated = new Map<string, string>();
     for (const pod of pods.items) {
-      if (!pod.spec?.nodeName) continue;
+      // a finished pod's addresses are released with it; its annotation stays
+      if (!pod.spec?.nodeName || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed')
+        continue;
       for (const ip of parseCniArgs(pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION]).ipinfos.map(
         addressOf,
       )) {
