@@ -9,7 +9,7 @@ import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Workloads } from './controller/workloads.js';
 import { type DecisionLocks, Extender } from './extender/extender.js';
-import { extenderApp } from './extender/http.js';
+import { InFlight, extenderApp } from './extender/http.js';
 import { NodeFacts } from './extender/node-subnets.js';
 import { ClusterWorld } from './extender/world.js';
 import { Allocator } from './ipam/index.js';
@@ -17,7 +17,9 @@ import { ClusterCache } from './kube/cluster.js';
 import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
+import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election.js';
 import type { Logger } from './log.js';
+import { Metrics } from './metrics/metrics.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
 import { KeyedLock } from './store/keyed-lock.js';
@@ -38,6 +40,8 @@ export interface FloatipOptions {
   readonly resyncIntervalMs?: number;
   /** Parked `never` addresses of gone workloads are released after this long; 0 (default) never. */
   readonly parkedIpTtlMs?: number;
+  /** Leader election on a Lease; without it this replica always leads. */
+  readonly leaderElection?: Omit<LeaderElectorOptions, 'kubeConfig' | 'log'>;
 }
 
 export interface Floatip {
@@ -49,6 +53,11 @@ export interface Floatip {
   readonly locks: DecisionLocks;
   readonly lifecycle: Lifecycle;
   readonly events: KubeEventRecorder;
+  readonly metrics: Metrics;
+  /** Whether this replica leads (always, without leader election). */
+  isLeader(): boolean;
+  readonly elector: LeaderElector | undefined;
+  /** Stops taking binds, finishes those in flight, releases the lease, stops everything. */
   close(): Promise<void>;
 }
 
@@ -62,18 +71,30 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       'cloud provider hooks are not supported; ignored',
     );
   }
+  // every replica keeps its caches warm; only the leader answers the scheduler and writes
+  let elector: LeaderElector | undefined;
+  const isLeader = () => elector?.isLeader() ?? true;
+  const guard = () => {
+    elector?.assertLeader();
+  };
+  let shuttingDown = false;
+  const serving = () => isLeader() && !shuttingDown;
+
   const events = new KubeEventRecorder(kubeConfig, log);
   const allocator = new Allocator();
   const nodes = new NodeFacts(allocator);
   const config = new PoolConfigSource(options.galaxy, allocator, log, events);
   config.onChange(() => nodes.clearSubnets());
+  let metrics: Metrics | undefined;
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, { group: GROUP, version: VERSION, plural: FLOATING_IP_PLURAL }),
     kubeConfig,
     allocator,
     log,
+    { writeConflict: () => metrics?.writeConflicts.inc() },
+    guard,
   );
-  const pools = new PoolStore(kubeConfig, options.poolNamespace, log);
+  const pools = new PoolStore(kubeConfig, options.poolNamespace, log, guard);
   const cluster = new ClusterCache(kubeConfig, log);
   cluster.nodes.on('delete', (node) => nodes.forget(node.metadata?.name ?? ''));
   const locks: DecisionLocks = { pods: new KeyedLock(), apps: new KeyedLock() };
@@ -84,12 +105,26 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     await store.start();
     stops.push(() => store.stop());
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
-    const world = new ClusterWorld(kubeConfig, cluster, workloads);
-    const lifecycle = new Lifecycle(store, cluster, workloads, world, locks, log, {
-      resource: options.resource,
-      resyncIntervalMs: options.resyncIntervalMs ?? options.galaxy.resyncIntervalMinutes * 60_000,
-      parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
-    });
+    const world = new ClusterWorld(kubeConfig, cluster, workloads, guard);
+    const lifecycle = new Lifecycle(
+      store,
+      cluster,
+      workloads,
+      world,
+      locks,
+      log,
+      {
+        resource: options.resource,
+        resyncIntervalMs: options.resyncIntervalMs ?? options.galaxy.resyncIntervalMinutes * 60_000,
+        parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
+      },
+      {
+        released: (_a, action, cause) => metrics?.releases.inc({ action: action.kind, cause }),
+        leakFound: () => metrics?.leaks.inc(),
+        retried: () => metrics?.writeRetries.inc({ what: 'release-job' }),
+      },
+    );
+    metrics = new Metrics({ allocator, queue: lifecycle.queue, isLeader });
     lifecycle.attach();
     await Promise.all([pools.start(), cluster.start(), workloads.start()]);
     stops.push(
@@ -97,16 +132,39 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       () => cluster.stop(),
       () => workloads.stop(),
     );
-    lifecycle.start();
     stops.push(() => lifecycle.stop());
+    if (options.leaderElection) {
+      const leading = new LeaderElector(
+        { kubeConfig, ...options.leaderElection, log },
+        {
+          onStartedLeading: () => lifecycle.start(),
+          onStoppedLeading: () => void lifecycle.pause(),
+        },
+      );
+      elector = leading;
+      leading.start();
+      stops.push(() => leading.stop({ release: true }));
+    } else {
+      lifecycle.start();
+    }
     const extender = new Extender(locks, store, world, nodes, events, log, {
       resource: options.resource,
     });
-    const server = await listen(extenderApp(extender, nodes, log), options.bind, options.port);
-    stops.push(() => close(server));
+    const inFlight = new InFlight();
+    const server = await listen(
+      extenderApp(extender, nodes, log, { serving, metrics }, inFlight),
+      options.bind,
+      options.port,
+    );
+    // stop taking binds, finish those in flight, then close
+    stops.push(async () => {
+      shuttingDown = true;
+      await inFlight.drained();
+      await close(server);
+    });
     const { port } = server.address() as AddressInfo;
     const extenderUrl = `http://${options.bind === '0.0.0.0' ? '127.0.0.1' : options.bind}:${port}`;
-    log.info({ url: extenderUrl }, 'scheduler extender listening');
+    log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
     return {
       extenderUrl,
       allocator,
@@ -116,6 +174,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       locks,
       lifecycle,
       events,
+      metrics,
+      isLeader,
+      elector,
       async close() {
         for (const stop of stops.reverse()) await stop();
         await events.flush();

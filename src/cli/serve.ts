@@ -4,6 +4,7 @@
 // server, seeded with demo nodes and a pool: a playground on a fresh machine.
 import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseDuration } from './duration.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, type EmbeddedApiServer } from '../apiserver/index.js';
 import { GALAXY_DEFAULTS, type GalaxyConfig, loadGalaxyConfigFile } from '../config/galaxy-config.js';
@@ -22,6 +23,15 @@ export interface ServeFlags {
   logLevel: LogLevel;
   embeddedPort: number;
   stateFile: string;
+  leaderElect: boolean;
+  leaderElectLeaseDuration: number;
+  leaderElectRenewDeadline: number;
+  leaderElectRetryPeriod: number;
+  leaderElectResourceLock: string;
+  leaderElectResourceName: string;
+  leaderElectResourceNamespace: string;
+  resyncInterval: number | undefined;
+  parkedIpTtl: number;
 }
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -33,6 +43,13 @@ const port = (value: string): number => {
 };
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** galaxy's booleans are Go flags: `--leader-elect`, `--leader-elect=false`, `--leader-elect=true`. */
+const bool = (value: string | undefined): boolean => {
+  if (value === undefined || value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new InvalidArgumentError('must be true or false');
+};
 
 /** The command definition: its --help is the reference for every flag. */
 export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command {
@@ -84,6 +101,78 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
           '--state-file <file>',
           'keep the embedded API server’s objects in this file across restarts',
         ).default(''),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--leader-elect [bool]',
+          'run leader election: only the leader answers the scheduler and writes',
+        )
+          .default(true)
+          .argParser(bool),
+      ),
+    )
+    .addOption(
+      env(
+        new Option('--leader-elect-lease-duration <duration>', 'how long a lease holds without renewal')
+          .default(15_000, '15s')
+          .argParser(parseDuration),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--leader-elect-renew-deadline <duration>',
+          'the leader stops leading if it cannot renew within this',
+        )
+          .default(10_000, '10s')
+          .argParser(parseDuration),
+      ),
+    )
+    .addOption(
+      env(
+        new Option('--leader-elect-retry-period <duration>', 'how often candidates try and the leader renews')
+          .default(2_000, '2s')
+          .argParser(parseDuration),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--leader-elect-resource-lock <kind>',
+          'lock kind; floatip uses a coordination.k8s.io Lease for every value galaxy accepted',
+        )
+          .default('leases')
+          .choices(['leases', 'endpointsleases', 'configmapsleases', 'endpoints', 'configmaps']),
+      ),
+    )
+    .addOption(
+      env(new Option('--leader-elect-resource-name <name>', 'the Lease name').default('galaxy-ipam')),
+    )
+    .addOption(
+      env(
+        new Option('--leader-elect-resource-namespace <namespace>', 'the Lease namespace').default(
+          'kube-system',
+        ),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--resync-interval <duration>',
+          'period of the leak-collecting resync (default: the config file’s resyncInterval, 1m)',
+        ).argParser(parseDuration),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--parked-ip-ttl <duration>',
+          'release parked never addresses of workloads gone this long; 0 keeps them (galaxy)',
+        )
+          .default(0, '0')
+          .argParser(parseDuration),
       ),
     )
     .action((flags: ServeFlags) => run(flags));
@@ -139,6 +228,19 @@ export async function serve(flags: ServeFlags): Promise<void> {
     bind: flags.bind,
     port: flags.port,
     log,
+    ...(flags.resyncInterval !== undefined ? { resyncIntervalMs: flags.resyncInterval } : {}),
+    parkedIpTtlMs: flags.parkedIpTtl,
+    ...(flags.leaderElect
+      ? {
+          leaderElection: {
+            namespace: flags.leaderElectResourceNamespace,
+            name: flags.leaderElectResourceName,
+            leaseDurationMs: flags.leaderElectLeaseDuration,
+            renewDeadlineMs: flags.leaderElectRenewDeadline,
+            retryPeriodMs: flags.leaderElectRetryPeriod,
+          },
+        }
+      : {}),
   });
   if (embedded) {
     process.stdout.write(

@@ -41,6 +41,8 @@ export interface LifecycleObserver {
     cause: 'pod-gone' | 'leak' | 'rollout' | 'ttl',
   ): void;
   leakFound?(allocation: Allocation, reason: string): void;
+  /** A release job tried again. */
+  retried?(): void;
 }
 
 type Family = 4 | 6;
@@ -67,7 +69,10 @@ export class Lifecycle {
     private readonly observer: LifecycleObserver = {},
   ) {
     this.queue = new ReleaseQueue<V1Pod>(
-      (pod) => this.podGone(pod),
+      (pod, attempt) => {
+        if (attempt > 1) this.observer.retried?.();
+        return this.podGone(pod);
+      },
       (pod, err) =>
         this.log.error(
           { pod: podName(pod), err: (err as Error).message },
@@ -75,6 +80,8 @@ export class Lifecycle {
         ),
       options.queue ?? QUEUE_DEFAULTS,
     );
+    // nothing runs until start() (the leader's)
+    this.queue.pause();
   }
 
   private get allocator() {
@@ -99,7 +106,10 @@ export class Lifecycle {
     this.cluster.deployments.on('update', (deployment, old) => this.onDeployment(deployment, old));
   }
 
+  /** Starts acting: the release queue runs and the periodic resync begins (on becoming leader). */
   start(): void {
+    this.stopped = false;
+    this.queue.resume();
     if (this.options.resyncIntervalMs > 0) {
       const tick = () => {
         if (this.stopped) return;
@@ -112,12 +122,18 @@ export class Lifecycle {
     }
   }
 
-  async stop(): Promise<void> {
+  /** Stops acting but keeps collecting what happens (on losing leadership). */
+  async pause(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.stopped = true;
-    this.queue.stop();
+    this.queue.pause();
     await this.resyncing;
+  }
+
+  async stop(): Promise<void> {
+    await this.pause();
+    this.queue.stop();
   }
 
   private enqueue(pod: V1Pod): void {

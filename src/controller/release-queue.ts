@@ -36,6 +36,8 @@ export class ReleaseQueue<T> {
   private readonly next = new Map<string, T>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** A follower keeps collecting jobs but runs none until it leads (the jobs decide when they run). */
+  private paused = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -75,6 +77,16 @@ export class ReleaseQueue<T> {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  pause(): void {
+    this.paused = true;
+    clearTimeout(this.timer);
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
@@ -86,7 +98,7 @@ export class ReleaseQueue<T> {
   private pump(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     const now = this.now();
     let soonest = Infinity;
     for (const [key, entry] of this.waiting) {

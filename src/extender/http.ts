@@ -1,8 +1,10 @@
-// The extender's HTTP face (spec §6, port 9040): kube-scheduler's four verbs and galaxy's health
-// check. Each handler decodes its message with the one decoder for it; a body that is not JSON or
-// not the right shape is a 400 with the reason, never a crash and never a 500 for the caller's mistake.
+// The extender's HTTP face (spec §6, port 9040): kube-scheduler's four verbs, galaxy's health check,
+// and readiness (= this replica answers the scheduler). Each handler decodes its message with the
+// one decoder for it; a body that is not JSON or not the right shape is a 400 with the reason, never
+// a crash and never a 500 for the caller's mistake.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Extender } from './extender.js';
 import type { NodeFacts } from './node-subnets.js';
 import {
@@ -19,58 +21,110 @@ import {
 export interface ExtenderHttpOptions {
   /** The largest request body accepted; a full-Node filter for 5,000 nodes is tens of MB. */
   readonly bodyLimit?: string;
-  /** Whether this replica may answer (the leader); followers answer 503. */
+  /** Whether this replica answers the scheduler now (the leader, not shutting down); else 503. */
   readonly serving?: () => boolean;
+  readonly metrics?: Metrics;
 }
+
+/** Requests being answered, so that a graceful shutdown can wait for the binds in flight. */
+export class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  enter(): void {
+    this.count++;
+  }
+
+  leave(): void {
+    if (--this.count === 0) for (const resolve of this.waiters.splice(0)) resolve();
+  }
+
+  drained(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+type Verb = 'filter' | 'prioritize' | 'bind' | 'preempt';
 
 export function extenderApp(
   extender: Extender,
   nodes: NodeFacts,
   log: Logger,
   options: ExtenderHttpOptions = {},
+  inFlight = new InFlight(),
 ) {
   const app = express();
   app.disable('x-powered-by');
-  app.get('/healthy', (_req, res) => {
+  const serving = () => !options.serving || options.serving();
+  app.get(['/healthy', '/healthz'], (_req, res) => {
     res.type('text/plain').send('ok');
+  });
+  // a Service in front of the replicas uses this to send kube-scheduler to the leader only
+  app.get('/readyz', (_req, res) => {
+    const ready = serving();
+    res
+      .status(ready ? 200 : 503)
+      .type('text/plain')
+      .send(ready ? 'ok' : 'not serving: a follower, or shutting down');
+  });
+  app.use((req, res, next) => {
+    if (req.method !== 'POST') return next();
+    inFlight.enter();
+    res.on('close', () => inFlight.leave());
+    next();
   });
   app.use(express.json({ limit: options.bodyLimit ?? '256mb', type: () => true }));
 
   const json = (res: Response, text: string) => res.status(200).type('application/json').send(text);
-  const guard = (req: Request, res: Response, next: NextFunction) => {
-    if (options.serving && !options.serving()) {
+  const leaderOnly = (_req: Request, res: Response, next: NextFunction) => {
+    if (!serving()) {
       res
         .status(503)
         .type('application/json')
-        .send(JSON.stringify({ Error: 'not the leader' }));
+        .send(JSON.stringify({ Error: 'not serving: this replica is a follower or shutting down' }));
       return;
     }
     next();
   };
+  const observe = (verb: Verb, start: bigint, failure: string | undefined) =>
+    options.metrics?.observeExtender(
+      verb,
+      Number(process.hrtime.bigint() - start) / 1e9,
+      failure || undefined,
+    );
 
-  app.post('/v1/filter', guard, (req, res) => {
+  app.post('/v1/filter', leaderOnly, (req, res) => {
+    const start = process.hrtime.bigint();
     const args = decodeExtenderArgs(req.body);
+    const result = extender.filter(args.pod, args.nodes, args.nodeNames);
+    observe('filter', start, result.error);
     json(
       res,
-      encodeFilterResult(extender.filter(args.pod, args.nodes, args.nodeNames), (n) => nodes.textOf(n)),
+      encodeFilterResult(result, (n) => nodes.textOf(n)),
     );
   });
   const prioritize = (req: Request, res: Response) => {
+    const start = process.hrtime.bigint();
     const args = decodeExtenderArgs(req.body);
-    json(res, encodePriorities(extender.prioritize(args.pod, args.nodes, args.nodeNames)));
+    const result = extender.prioritize(args.pod, args.nodes, args.nodeNames);
+    observe('prioritize', start, undefined);
+    json(res, encodePriorities(result));
   };
-  app.post('/v1/prioritize', guard, prioritize);
-  app.post('/v1/priority', guard, prioritize);
-  app.post('/v1/bind', guard, async (req, res) => {
+  app.post('/v1/prioritize', leaderOnly, prioritize);
+  app.post('/v1/priority', leaderOnly, prioritize);
+  app.post('/v1/bind', leaderOnly, async (req, res) => {
+    const start = process.hrtime.bigint();
     const args = decodeBindingArgs(req.body);
-    json(
-      res,
-      encodeBindingResult(await extender.bind(args.podNamespace, args.podName, args.podUID, args.node)),
-    );
+    const error = await extender.bind(args.podNamespace, args.podName, args.podUID, args.node);
+    observe('bind', start, error);
+    json(res, encodeBindingResult(error));
   });
-  app.post('/v1/preempt', guard, (req, res) => {
+  app.post('/v1/preempt', leaderOnly, (req, res) => {
+    const start = process.hrtime.bigint();
     const args = decodePreemptionArgs(req.body);
-    json(res, encodePreemptionResult(extender.preempt(args.pod, args.victims)));
+    const result = extender.preempt(args.pod, args.victims);
+    observe('preempt', start, undefined);
+    json(res, encodePreemptionResult(result));
   });
 
   app.use((req, res) => {
@@ -81,7 +135,7 @@ export function extenderApp(
   });
   // express 5 passes thrown errors and rejected promises here
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = (err as { status?: number; type?: string }).status;
+    const status = (err as { status?: number }).status;
     if (err instanceof WireError || (status !== undefined && status >= 400 && status < 500)) {
       const message = err instanceof WireError ? err.message : `bad request: ${(err as Error).message}`;
       res

@@ -14,6 +14,8 @@ export class ClusterWorld implements ExtenderWorld {
     kubeConfig: KubeConfig,
     private readonly cluster: ClusterCache,
     private readonly workloads: Workloads,
+    /** Called before binding; throws to refuse it (a replica that is not the leader). */
+    private readonly guard: () => void = () => undefined,
   ) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
   }
@@ -61,6 +63,7 @@ export class ClusterWorld implements ExtenderWorld {
     node: string,
     annotations: Record<string, string>,
   ): Promise<void> {
+    this.guard();
     try {
       await this.core.createNamespacedPodBinding({
         namespace,

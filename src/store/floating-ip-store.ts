@@ -89,6 +89,8 @@ export class FloatingIPStore {
     readonly allocator: Allocator,
     private readonly log: Logger,
     private readonly observer: StoreObserver = {},
+    /** Called before every write; throws to refuse it (a replica that is not the leader). */
+    private readonly guard: () => void = () => undefined,
   ) {
     this.reflector = new Reflector<FloatingIPObject>({
       name: 'floatingips',
@@ -292,6 +294,7 @@ export class FloatingIPStore {
         const current = this.allocator.checkOwner(ip, expected);
         const known = this.versions.get(current.ip);
         try {
+          this.guard();
           await this.api.delete(objectNameOf(current.ip), known !== undefined ? String(known) : undefined);
         } catch (err) {
           if (!isNotFound(err)) {
@@ -316,6 +319,7 @@ export class FloatingIPStore {
     const outcomes = await Promise.allSettled(
       chosen.map((a) =>
         this.withAddress(a.ip, async () => {
+          this.guard();
           const created = await this.api.create(toFloatingIPObject(a));
           const version = versionOf(created);
           if ((this.versions.get(a.ip) ?? -1n) < version) this.versions.set(a.ip, version);
@@ -331,6 +335,7 @@ export class FloatingIPStore {
           const outcome = outcomes[i]!;
           if (outcome.status === 'fulfilled') {
             try {
+              // undoing our own create is allowed even after leadership is lost: it only removes what we added
               await this.api.delete(objectNameOf(a.ip), String(outcome.value));
             } catch (err) {
               // the object stays, so memory keeps it for its key, which can use it or release it later
@@ -370,6 +375,7 @@ export class FloatingIPStore {
       };
       let written: unknown;
       try {
+        this.guard();
         written = await this.api.patch(objectNameOf(ip), patch);
       } catch (err) {
         await this.reread(ip, err);

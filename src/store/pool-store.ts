@@ -34,6 +34,8 @@ export class PoolStore {
     kubeConfig: KubeConfig,
     readonly namespace: string,
     private readonly log: Logger,
+    /** Called before every write; throws to refuse it (a replica that is not the leader). */
+    private readonly guard: () => void = () => undefined,
   ) {
     this.client = new CustomResourceClient(kubeConfig, {
       group: GROUP,
@@ -90,6 +92,7 @@ export class PoolStore {
       size: pool.size,
       preAllocateIP: pool.preAllocateIP,
     };
+    this.guard();
     const existing = await this.client.get(pool.name);
     const stored = existing
       ? await this.client.patch(pool.name, { size: pool.size, preAllocateIP: pool.preAllocateIP })
@@ -103,6 +106,7 @@ export class PoolStore {
 
   /** Deletes a Pool object; false when there was none. Addresses are untouched. */
   async delete(name: string): Promise<boolean> {
+    this.guard();
     try {
       await this.client.delete(name);
       this.log.info({ pool: name }, 'Pool deleted');

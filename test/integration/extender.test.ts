@@ -171,20 +171,17 @@ describe('E5-2 filter', () => {
   });
 
   test('E5-2d a pod holding an address may only go where that address works', async () => {
+    await world.statefulSet('web', 1);
     const pod = await world.pod({
       name: 'web-0',
       owner: { kind: 'StatefulSet', name: 'web' },
       policy: 'immutable',
     });
     expect(await world.bind(pod, 'b1')).toBe('');
-    // as if re-created after deletion (the address stays on the key; its UID cleared by the lifecycle)
     const [ip] = await world.addressesOf('web-0');
-    await world.floatip.store.update(
-      ip!,
-      { key: 'sts_ns1_web_web-0' },
-      { policy: 1, nodeName: '', podUid: '' },
-    );
+    // deleted: the lifecycle keeps the address on the pod's key for the re-created pod
     await world.deletePod('web-0');
+    await world.settle();
     const again = await world.pod({
       name: 'web-0',
       owner: { kind: 'StatefulSet', name: 'web' },
@@ -255,12 +252,15 @@ describe('E5-3 bind', () => {
   });
 
   test('E5-3c the UID rule: a re-created pod waits until the old one’s deletion was processed', async () => {
+    await world.statefulSet('web', 1);
     const first = await world.pod({
       name: 'web-0',
       owner: { kind: 'StatefulSet', name: 'web' },
       policy: 'immutable',
     });
     expect(await world.bind(first, 'a1')).toBe('');
+    // the deletion is seen but not yet processed (the release queue is held)
+    await world.floatip.lifecycle.pause();
     await world.deletePod('web-0');
     const second = await world.pod({
       name: 'web-0',
@@ -270,6 +270,9 @@ describe('E5-3 bind', () => {
     expect(await world.bind(second, 'a1')).toBe(
       'waiting for delete event of sts_ns1_web_web-0 before reuse this ip',
     );
+    world.floatip.lifecycle.start();
+    await world.settle();
+    expect(await world.bind(second, 'a1')).toBe('');
   });
 
   test('E5-3d bind after the pod was deleted fails and takes nothing', async () => {

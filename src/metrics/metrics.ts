@@ -1,0 +1,150 @@
+// Every metric floatip exposes, defined once, on one prom-client registry (served at /metrics on
+// the API port, galaxy's place). galaxy's names are kept so existing dashboards work; floatip's own
+// start with floatip_. What an alert on each means is in the README's metrics section.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Allocator } from '../ipam/index.js';
+
+/** What the gauges read at scrape time. */
+export interface MetricSources {
+  readonly allocator: Allocator;
+  readonly queue?: { readonly depth: number; readonly oldestAgeMs: number };
+  readonly isLeader?: () => boolean;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  // galaxy's (spec §10)
+  readonly scheduleLatency = new Histogram({
+    name: 'galaxy_schedule_latency',
+    help: 'Galaxy schedule latency in seconds',
+    labelNames: ['func'] as const,
+    buckets: [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4],
+    registers: [this.registry],
+  });
+
+  // floatip's
+  readonly extenderLatency = new Histogram({
+    name: 'floatip_extender_request_duration_seconds',
+    help: 'Time to answer a kube-scheduler extender call, by verb and outcome',
+    labelNames: ['verb', 'outcome'] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly allocationFailures = new Counter({
+    name: 'floatip_allocation_failures_total',
+    help: 'Filter and bind calls that could not give a pod its addresses, by reason',
+    labelNames: ['verb', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly writeConflicts = new Counter({
+    name: 'floatip_write_conflicts_total',
+    help: 'FloatingIP writes refused because the object had changed (409); each is re-read and decided again',
+    registers: [this.registry],
+  });
+  readonly writeRetries = new Counter({
+    name: 'floatip_write_retries_total',
+    help: 'Writes and release jobs tried again after a conflict or failure',
+    labelNames: ['what'] as const,
+    registers: [this.registry],
+  });
+  readonly releases = new Counter({
+    name: 'floatip_releases_total',
+    help: 'Addresses released, parked or kept after their pod, by action and cause',
+    labelNames: ['action', 'cause'] as const,
+    registers: [this.registry],
+  });
+  readonly leaks = new Counter({
+    name: 'floatip_leaks_total',
+    help: 'Addresses found by resync on two passes with no running pod, and released per their policy',
+    registers: [this.registry],
+  });
+
+  constructor(sources: MetricSources) {
+    collectDefaultMetrics({ register: this.registry });
+    const { allocator } = sources;
+    new Gauge({
+      name: 'galaxy_ip_counter',
+      help: 'Galaxy floating ip counter',
+      labelNames: ['type', 'subnet', 'first_ip'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of allocator.stats()) {
+          const labels = { subnet: s.subnet, first_ip: s.firstIP };
+          this.set({ ...labels, type: 'total' }, Number(s.total));
+          this.set({ ...labels, type: 'allocated' }, s.allocated);
+        }
+      },
+    });
+    new Gauge({
+      name: 'floatip_addresses',
+      help: 'Addresses per configured entry and state (IPv4 and IPv6); orphaned ones are outside every entry',
+      labelNames: ['entry', 'family', 'subnet', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of allocator.stats()) {
+          const labels = { entry: String(s.entry), family: `ipv${s.family}`, subnet: s.subnet };
+          this.set({ ...labels, state: 'allocated' }, s.allocated);
+          this.set({ ...labels, state: 'free' }, Number(s.free));
+          this.set({ ...labels, state: 'reserved' }, s.reserved);
+        }
+        this.set(
+          { entry: 'none', family: 'any', subnet: 'none', state: 'orphaned' },
+          allocator.orphanedCount,
+        );
+      },
+    });
+    new Gauge({
+      name: 'floatip_release_queue_depth',
+      help: 'Pods whose addresses wait to be released, parked or kept',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.queue?.depth ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'floatip_release_queue_oldest_seconds',
+      help: 'Age of the oldest waiting release job',
+      registers: [this.registry],
+      collect() {
+        this.set((sources.queue?.oldestAgeMs ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'floatip_leader',
+      help: '1 on the replica that holds the lease (answers the scheduler and writes), 0 elsewhere',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.isLeader === undefined || sources.isLeader() ? 1 : 0);
+      },
+    });
+  }
+
+  /** Times an extender call: its histogram, galaxy's (on success only, as galaxy) and failures. */
+  observeExtender(
+    verb: 'filter' | 'prioritize' | 'bind' | 'preempt',
+    seconds: number,
+    failure?: string,
+  ): void {
+    this.extenderLatency.observe({ verb, outcome: failure ? 'failure' : 'success' }, seconds);
+    if (failure) this.allocationFailures.inc({ verb, reason: reasonOf(failure) });
+    else if (verb === 'filter' || verb === 'bind') this.scheduleLatency.observe({ func: verb }, seconds);
+  }
+}
+
+/** A bounded label from an error text: its stable start, without addresses, keys or names. */
+export function reasonOf(message: string): string {
+  if (message.startsWith('no enough available ips left')) return 'no-free-ip';
+  if (message.startsWith('waiting for delete event')) return 'waiting-for-delete';
+  if (message.startsWith('reached pool')) return 'pool-size';
+  if (message.includes('wait for releasing')) return 'app-limit';
+  if (message.startsWith('release policy')) return 'policy-not-supported';
+  if (message.startsWith('failed to find pod')) return 'pod-not-found';
+  if (message.startsWith('update pod')) return 'binding-failed';
+  if (message.startsWith('unsupported app type')) return 'unsupported-app-type';
+  if (message.startsWith('unmarshal pod cni args') || message.startsWith('bad IPRange'))
+    return 'bad-annotation';
+  return 'other';
+}
