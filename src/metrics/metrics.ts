@@ -72,8 +72,8 @@ export class Metrics {
         this.reset();
         for (const s of allocator.stats()) {
           const labels = { subnet: s.subnet, first_ip: s.firstIP };
-          this.set({ ...labels, type: 'total' }, Number(s.total));
-          this.set({ ...labels, type: 'allocated' }, s.allocated);
+          this.set({ type: 'total', ...labels }, Number(s.total));
+          this.set({ type: 'allocated', ...labels }, s.allocated);
         }
       },
     });
