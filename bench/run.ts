@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, with the machine it ran on. Pass suite names to run only those.
 import os from 'node:os';
 import { benchApiServer } from './apiserver.js';
+import { benchExtender } from './extender.js';
 import { benchIpam } from './ipam.js';
 import { benchStore } from './store.js';
 import type { BenchResult } from './types.js';
@@ -9,6 +10,7 @@ const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   ipam: benchIpam,
   apiserver: benchApiServer,
   store: benchStore,
+  extender: benchExtender,
 };
 
 function machine(): string {

@@ -55,6 +55,8 @@ export function extenderApp(
 ) {
   const app = express();
   app.disable('x-powered-by');
+  // an ETag hashes every answer: megabytes per full-Node filter, for a client that never caches
+  app.set('etag', false);
   const serving = () => !options.serving || options.serving();
   app.get(['/healthy', '/healthz'], (_req, res) => {
     res.type('text/plain').send('ok');
@@ -75,7 +77,7 @@ export function extenderApp(
   });
   app.use(express.json({ limit: options.bodyLimit ?? '256mb', type: () => true }));
 
-  const json = (res: Response, text: string) => res.status(200).type('application/json').send(text);
+  const json = (res: Response, body: string | Buffer) => res.status(200).type('application/json').send(body);
   const leaderOnly = (_req: Request, res: Response, next: NextFunction) => {
     if (!serving()) {
       res
@@ -100,7 +102,7 @@ export function extenderApp(
     observe('filter', start, result.error);
     json(
       res,
-      encodeFilterResult(result, (n) => nodes.textOf(n)),
+      encodeFilterResult(result, (n) => nodes.bytesOf(n)),
     );
   });
   const prioritize = (req: Request, res: Response) => {

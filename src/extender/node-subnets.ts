@@ -12,7 +12,7 @@ export const internalIPsOf = (node: V1Node): string[] =>
 
 export class NodeFacts {
   private readonly subnets = new Map<string, { version: string; value: NodeSubnet }>();
-  private readonly texts = new Map<string, { version: string; text: string }>();
+  private readonly texts = new Map<string, { version: string; bytes: Buffer }>();
 
   constructor(private readonly allocator: Allocator) {}
 
@@ -42,14 +42,14 @@ export class NodeFacts {
     return value;
   }
 
-  /** The node as JSON text, serialised once per version. */
-  textOf(node: V1Node): string {
+  /** The node as JSON bytes, serialised once per version. */
+  bytesOf(node: V1Node): Buffer {
     const name = node.metadata?.name ?? '';
     const version = node.metadata?.resourceVersion ?? '';
     const cached = this.texts.get(name);
-    if (cached && cached.version === version && version !== '') return cached.text;
-    const text = JSON.stringify(node);
-    this.texts.set(name, { version, text });
-    return text;
+    if (cached && cached.version === version && version !== '') return cached.bytes;
+    const bytes = Buffer.from(JSON.stringify(node));
+    this.texts.set(name, { version, bytes });
+    return bytes;
   }
 }

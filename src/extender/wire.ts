@@ -153,16 +153,22 @@ export interface FilterResult {
 }
 
 /**
- * The filter answer as JSON text. Node objects are spliced in as pre-serialised text
+ * The filter answer, as bytes. Node objects are spliced in as pre-serialised bytes
  * (`serialisedNode`), so that echoing thousands of them back costs a copy, not a JSON.stringify.
  */
-export function encodeFilterResult(result: FilterResult, serialisedNode: (node: V1Node) => string): string {
-  const nodes = result.nodes
-    ? `{"metadata":{},"items":[${result.nodes.map(serialisedNode).join(',')}]}`
-    : 'null';
-  const names = result.nodeNames ? JSON.stringify(result.nodeNames) : 'null';
-  return `{"Nodes":${nodes},"NodeNames":${names},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
+export function encodeFilterResult(result: FilterResult, serialisedNode: (node: V1Node) => Buffer): Buffer {
+  const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
+  if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
+  const parts: Buffer[] = [Buffer.from('{"Nodes":{"metadata":{},"items":[')];
+  result.nodes.forEach((node, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(serialisedNode(node));
+  });
+  parts.push(Buffer.from(`]}${tail}`));
+  return Buffer.concat(parts);
 }
+
+const COMMA = Buffer.from(',');
 
 export interface HostPriority {
   readonly host: string;

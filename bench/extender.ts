@@ -1,0 +1,321 @@
+// The extender on the scheduler's hot path: filter latency (p50/p99, over HTTP) at 100, 1,000 and
+// 5,000 nodes in both modes, next to the time JSON.parse alone takes for the same request; and bind
+// throughput against the embedded API server.
+import { Worker } from 'node:worker_threads';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '../src/apiserver/index.js';
+import { GALAXY_DEFAULTS } from '../src/config/galaxy-config.js';
+import { DEFAULT_RESOURCE } from '../src/kube/pod.js';
+import { silentLogger } from '../src/log.js';
+import { startFloatip } from '../src/server.js';
+import type { BenchResult } from './types.js';
+
+const SUBNETS = 10;
+
+/** A Node as kube-scheduler sends it: labels, capacity, conditions, images (the bulk of a real one). */
+function node(i: number): KubeObject {
+  const subnet = i % SUBNETS;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: `node-${i}`,
+      labels: {
+        'kubernetes.io/hostname': `node-${i}`,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'topology.kubernetes.io/zone': `zone-${subnet}`,
+        'node.kubernetes.io/instance-type': 'S5.2XLARGE16',
+      },
+      annotations: {
+        'node.alpha.kubernetes.io/ttl': '0',
+        'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+      },
+    },
+    spec: {
+      podCIDR: `172.16.${i % 256}.0/24`,
+      providerID: `qcloud:///800002/ins-${i.toString(36).padStart(8, '0')}`,
+    },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: `10.${10 + subnet}.${Math.floor(i / 250) % 250}.${(i % 250) + 1}` },
+        { type: 'Hostname', address: `node-${i}` },
+      ],
+      capacity: {
+        cpu: '8',
+        memory: '16Gi',
+        pods: '110',
+        [DEFAULT_RESOURCE]: '32',
+        'ephemeral-storage': '100Gi',
+      },
+      allocatable: {
+        cpu: '7900m',
+        memory: '14Gi',
+        pods: '110',
+        [DEFAULT_RESOURCE]: '32',
+        'ephemeral-storage': '90Gi',
+      },
+      conditions: ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'].map((type) => ({
+        type,
+        status: type === 'Ready' ? 'True' : 'False',
+        lastHeartbeatTime: '2026-11-29T10:00:00Z',
+        lastTransitionTime: '2026-11-01T10:00:00Z',
+        reason: type === 'Ready' ? 'KubeletReady' : `KubeletHasNo${type}`,
+        message: type === 'Ready' ? 'kubelet is posting ready status' : `kubelet has no ${type}`,
+      })),
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: {
+        machineID: 'f1e2d3c4b5a6',
+        systemUUID: 'F1E2D3C4-B5A6',
+        bootID: 'b00t',
+        kernelVersion: '5.4.119-1-tlinux4',
+        osImage: 'Tencent tlinux 2.4',
+        containerRuntimeVersion: 'containerd://1.4.3',
+        kubeletVersion: 'v1.20.2',
+        kubeProxyVersion: 'v1.20.2',
+        operatingSystem: 'linux',
+        architecture: 'amd64',
+      },
+      images: Array.from({ length: 8 }, (_, k) => ({
+        names: [
+          `ccr.ccs.tencentyun.com/library/app-${k}@sha256:${'ab'.repeat(32)}`,
+          `ccr.ccs.tencentyun.com/library/app-${k}:v1.${k}`,
+        ],
+        sizeBytes: 50_000_000 + k,
+      })),
+    },
+  };
+}
+
+const CONFIG = Array.from({ length: SUBNETS }, (_, s) => ({
+  nodeSubnets: [`10.${10 + s}.0.0/16`],
+  ips: [`10.${100 + s}.0.1~10.${100 + s}.3.250`],
+  subnet: `10.${100 + s}.0.0/16`,
+  gateway: `10.${100 + s}.0.0`,
+}));
+
+// The scheduler is another process: the load comes from a worker thread, so that the client's own
+// work (sending, reading and parsing answers) is not counted as floatip's.
+const CLIENT = `
+const { parentPort, workerData } = require('node:worker_threads');
+(async () => {
+  const { url, body, runs, expected } = workerData;
+  const times = [];
+  for (let r = 0; r < runs + 5; r++) {
+    const start = process.hrtime.bigint();
+    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    const text = await res.text();
+    const elapsed = Number(process.hrtime.bigint() - start) / 1e6;
+    if (res.status !== 200 || !text.includes(expected)) throw new Error('filter failed: ' + text.slice(0, 300));
+    if (r >= 5) times.push(elapsed);
+  }
+  parentPort.postMessage(times);
+})().catch((err) => { throw err; });
+`;
+
+function timeFromClient(url: string, body: string, runs: number, expected: string): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(CLIENT, { eval: true, workerData: { url, body, runs, expected } });
+    worker.once('message', (times: number[]) => resolve(times));
+    worker.once('error', reject);
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The API server in a worker thread; resolves with its URL and a way to add objects and stop it. */
+async function apiServerThread(objects: KubeObject[]) {
+  const worker = new Worker(new URL('./apiserver-worker.js', import.meta.url), { workerData: { objects } });
+  const url = await new Promise<string>((resolve, reject) => {
+    worker.once('message', (m: { url: string }) => resolve(m.url));
+    worker.once('error', reject);
+  });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'bench', server: url, skipTLSVerify: true }],
+    users: [{ name: 'bench' }],
+    contexts: [{ name: 'bench', cluster: 'bench', user: 'bench' }],
+    currentContext: 'bench',
+  });
+  return {
+    kubeConfig,
+    create: (more: KubeObject[]) =>
+      new Promise<void>((resolve) => {
+        worker.once('message', () => resolve());
+        worker.postMessage({ create: more });
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.postMessage({ close: true });
+      }),
+  };
+}
+
+export async function benchExtender(): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  const nodes = Array.from({ length: 5000 }, (_, i) => node(i));
+  const server = await apiServerThread([
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'floatingip-config', namespace: 'kube-system' },
+      data: { floatingips: JSON.stringify(CONFIG) },
+    },
+    ...nodes,
+  ]);
+  const floatip = await startFloatip({
+    kubeConfig: server.kubeConfig,
+    galaxy: GALAXY_DEFAULTS,
+    resource: DEFAULT_RESOURCE,
+    poolNamespace: 'kube-system',
+    bind: '127.0.0.1',
+    port: 0,
+    log: silentLogger(),
+    resyncIntervalMs: 0,
+  });
+  // the scheduler sends Nodes as its informer has them: with their resourceVersions
+  for (const n of nodes) {
+    const seen = floatip.cluster.nodes.get((n.metadata as { name: string }).name);
+    (n.metadata as { resourceVersion?: string }).resourceVersion = seen?.metadata?.resourceVersion;
+  }
+  try {
+    const pod = {
+      metadata: {
+        name: 'web-0',
+        namespace: 'bench',
+        uid: 'u',
+        ownerReferences: [{ kind: 'StatefulSet', name: 'web', apiVersion: 'apps/v1', uid: 's' }],
+      },
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'nginx',
+            resources: { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } },
+          },
+        ],
+      },
+      status: { phase: 'Pending' },
+    };
+    for (const count of [100, 1000, 5000]) {
+      const some = nodes.slice(0, count);
+      const modes: [string, string][] = [
+        [
+          'full Node objects',
+          JSON.stringify({ Pod: pod, Nodes: { metadata: {}, items: some }, NodeNames: null }),
+        ],
+        [
+          'node names',
+          JSON.stringify({
+            Pod: pod,
+            Nodes: null,
+            NodeNames: some.map((n) => (n.metadata as { name: string }).name),
+          }),
+        ],
+      ];
+      for (const [mode, body] of modes) {
+        const runs = count >= 5000 ? 40 : 200;
+        const times: number[] = [];
+        for (let r = 0; r < runs + 5; r++) {
+          const start = process.hrtime.bigint();
+          const res = await fetch(`${floatip.extenderUrl}/v1/filter`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body,
+          });
+          const answer = (await res.json()) as {
+            Error: string;
+            NodeNames: string[] | null;
+            Nodes: { items: unknown[] } | null;
+          };
+          if (answer.Error || (answer.NodeNames ?? answer.Nodes?.items ?? []).length !== count)
+            throw new Error(`filter failed: ${answer.Error}`);
+          if (r >= 5) times.push(Number(process.hrtime.bigint() - start) / 1e6);
+        }
+        const parses: number[] = [];
+        for (let r = 0; r < runs; r++) {
+          const start = process.hrtime.bigint();
+          JSON.parse(body);
+          parses.push(Number(process.hrtime.bigint() - start) / 1e6);
+        }
+        times.sort((a, b) => a - b);
+        parses.sort((a, b) => a - b);
+        const p99 = percentile(times, 99);
+        const parse99 = percentile(parses, 99);
+        const name = `filter, ${count.toLocaleString('en')} nodes, ${mode} (${Math.round(body.length / 1024)} KiB)`;
+        results.push({ name: `${name}: p50`, value: round(percentile(times, 50)), unit: 'ms' });
+        if (mode === 'node names') {
+          results.push({
+            name: `${name}: p99`,
+            value: round(p99),
+            unit: 'ms',
+            ...(count === 5000 ? { target: '< 2 ms', met: p99 < 2 } : {}),
+          });
+        } else {
+          results.push({ name: `${name}: p99`, value: round(p99), unit: 'ms' });
+          results.push({
+            name: `${name}: p99 / JSON.parse p99 (${round(parse99)} ms)`,
+            value: round(p99 / parse99),
+            unit: 'x',
+            target: '<= 1.5x',
+            met: p99 / parse99 <= 1.5,
+          });
+        }
+      }
+    }
+
+    // bind throughput: pods created up front, bound 16 at a time over HTTP
+    const pods = 1000;
+    await server.create(
+      Array.from({ length: pods }, (_, i) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `p-${i}`, namespace: 'bench' },
+        spec: {
+          containers: [{ name: 'c', image: 'nginx', resources: { requests: { [DEFAULT_RESOURCE]: '1' } } }],
+        },
+      })),
+    );
+    while (floatip.cluster.pods.size < pods) await new Promise((r) => setTimeout(r, 20));
+    let next = 0;
+    const start = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < pods) {
+          const i = next++;
+          const res = await fetch(`${floatip.extenderUrl}/v1/bind`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({
+              PodName: `p-${i}`,
+              PodNamespace: 'bench',
+              PodUID: '',
+              Node: `node-${i % 5000}`,
+            }),
+          });
+          const { Error: error } = (await res.json()) as { Error: string };
+          if (error) throw new Error(`bind p-${i}: ${error}`);
+        }
+      }),
+    );
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    results.push({
+      name: `bind, ${pods.toLocaleString('en')} pods, 16 in flight (FloatingIP create + binding, embedded API server)`,
+      value: Math.round(pods / seconds),
+      unit: 'binds/s',
+      target: '>= 500 binds/s',
+      met: pods / seconds >= 500,
+    });
+  } finally {
+    await floatip.close();
+    await server.close();
+  }
+  return results;
+}
