@@ -222,23 +222,8 @@ export async function benchExtender(): Promise<BenchResult[]> {
       ];
       for (const [mode, body] of modes) {
         const runs = count >= 5000 ? 40 : 200;
-        const times: number[] = [];
-        for (let r = 0; r < runs + 5; r++) {
-          const start = process.hrtime.bigint();
-          const res = await fetch(`${floatip.extenderUrl}/v1/filter`, {
-            method: 'POST',
-            headers: { 'Content-Type': 'application/json' },
-            body,
-          });
-          const answer = (await res.json()) as {
-            Error: string;
-            NodeNames: string[] | null;
-            Nodes: { items: unknown[] } | null;
-          };
-          if (answer.Error || (answer.NodeNames ?? answer.Nodes?.items ?? []).length !== count)
-            throw new Error(`filter failed: ${answer.Error}`);
-          if (r >= 5) times.push(Number(process.hrtime.bigint() - start) / 1e6);
-        }
+        const last = `node-${count - 1}"`;
+        const times = await timeFromClient(`${floatip.extenderUrl}/v1/filter`, body, runs, last);
         const parses: number[] = [];
         for (let r = 0; r < runs; r++) {
           const start = process.hrtime.bigint();
