@@ -17,8 +17,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const docs = (file: string) =>
-  parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- YAML of many shapes, read field by field
+type Manifest = Record<string, any>;
+const docs = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Manifest);
 
 test('kubectl apply --dry-run=client, then apply, takes every manifest and CRD', async () => {
   const dry = await kubectl(server, [
