@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { apiVersions, groupDocument, groupList, resourceList, SERVER_VERSION } from './discovery.js';
 import type { FaultController, FaultRule } from './faults.js';
+import { REVIEW_RESOURCES, type ReviewTable, review } from './reviews.js';
 import { patchTypeOf } from './patch.js';
 import type { ResourceRegistry, ResourceType } from './registry.js';
 import { parseBool, parseRequestTarget, type ResourceRequest } from './request-info.js';
@@ -19,7 +20,7 @@ import {
 } from './status.js';
 import type { Store } from './store.js';
 import { bindPod, patchScale, scaleOf, updateScale } from './subresources.js';
-import { isPlainObject } from './types.js';
+import { isPlainObject, type KubeObject } from './types.js';
 import { WatchStream, type WatchHub } from './watch.js';
 
 export interface HandlerDeps {
@@ -32,6 +33,8 @@ export interface HandlerDeps {
   serverAddress(): string;
   bookmarkIntervalMs: number;
   log(message: string): void;
+  /** Answers TokenReviews and SubjectAccessReviews. */
+  reviews: ReviewTable;
 }
 
 /** Bodies above this are refused, like kube-apiserver's 3 MiB object limit (with room for bulk requests). */
@@ -259,6 +262,13 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     if (fault) {
       if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
       if (fault.error) throw fault.error;
+    }
+    if (target.verb === 'create' && REVIEW_RESOURCES.has(`${target.group}/${target.resource}`)) {
+      return sendObject(
+        res,
+        201,
+        review(target.group, target.resource, createBody as KubeObject, deps.reviews),
+      );
     }
     const ns = target.namespace;
     const name = target.name ?? '';

@@ -200,6 +200,25 @@ export function builtinResources(): ResourceType[] {
       statusSubresource: false,
       allowCreateOnUpdate: true,
     }),
+    // computed from ApiServerOptions.auth (reviews.ts), never stored
+    builtin({
+      group: 'authentication.k8s.io',
+      version: 'v1',
+      plural: 'tokenreviews',
+      kind: 'TokenReview',
+      namespaced: false,
+      shortNames: [],
+      statusSubresource: false,
+    }),
+    builtin({
+      group: 'authorization.k8s.io',
+      version: 'v1',
+      plural: 'subjectaccessreviews',
+      kind: 'SubjectAccessReview',
+      namespaced: false,
+      shortNames: [],
+      statusSubresource: false,
+    }),
     // stored only, so that floatip's manifests can be applied to the playground (and checked in CI)
     builtin({
       group: '',

@@ -13,6 +13,7 @@ import { ResourceService, type ResourceHooks } from './resources.js';
 import { demoSeed } from './seed.js';
 import { objectKey, Store } from './store.js';
 import type { KubeObject } from './types.js';
+import type { ReviewTable } from './reviews.js';
 import { WatchHub } from './watch.js';
 
 export interface ApiServerOptions {
@@ -32,6 +33,8 @@ export interface ApiServerOptions {
   persistDebounceMs?: number;
   /** Where unexpected internal errors are reported (default: stderr). */
   log?: (message: string) => void;
+  /** Who TokenReviews authenticate and what SubjectAccessReviews allow (default: nobody, nothing). */
+  auth?: ReviewTable;
 }
 
 export interface EmbeddedApiServer {
@@ -158,6 +161,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<Embed
     serverAddress: () => address,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     log,
+    reviews: opts.auth ?? {},
   });
   const server: Server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
