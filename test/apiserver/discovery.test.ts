@@ -28,6 +28,9 @@ test('/api, /api/v1 and /version', async () => {
     'pods',
     'pods/binding',
     'pods/status',
+    'serviceaccounts',
+    'services',
+    'services/status',
   ]);
   expect(core.json.resources).toEqual(
     expect.arrayContaining([
@@ -49,6 +52,10 @@ test('/apis lists every group; a group and its versions are served; scale is aut
   expect(groups.map((g) => g.name)).toEqual([
     'apps',
     'coordination.k8s.io',
+    'authentication.k8s.io',
+    'authorization.k8s.io',
+    'rbac.authorization.k8s.io',
+    'policy',
     'apiextensions.k8s.io',
     'galaxy.k8s.io',
   ]);
