@@ -45,6 +45,15 @@ export class World {
 
   static async start(options: WorldOptions): Promise<World> {
     const server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
+    try {
+      return new World(server, await World.startFloatip(server, options));
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+  }
+
+  private static async startFloatip(server: EmbeddedApiServer, options: WorldOptions): Promise<Floatip> {
     const core = server.kubeConfig().makeApiClient(CoreV1Api);
     for (const name of ['default', 'kube-system', 'ns1'])
       await core.createNamespace({ body: { metadata: { name } } });
@@ -55,16 +64,17 @@ export class World {
         data: { floatingips: JSON.stringify(options.config) },
       },
     });
-    const floatip = await startFloatip({
+    return startFloatip({
       kubeConfig: server.kubeConfig(),
       galaxy: { ...GALAXY_DEFAULTS, ...options.galaxy },
       resource: DEFAULT_RESOURCE,
       poolNamespace: 'kube-system',
       bind: '127.0.0.1',
       port: 0,
+      apiPort: 0,
+      validateApiResponses: true,
       log: silentLogger(),
     });
-    return new World(server, floatip);
   }
 
   async stop(): Promise<void> {
@@ -183,6 +193,29 @@ export class World {
       json = undefined;
     }
     return { status: res.status, json, text };
+  }
+
+  // ---- the REST API, as an operator's tool calls it
+
+  async rest(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {
+    const res = await fetch(`${this.floatip.apiUrl}${path}`, {
+      method,
+      headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, text, headers: res.headers };
   }
 
   /** filter as kube-scheduler sends it: names only (nodeCacheCapable) or full Node objects. */
