@@ -2,6 +2,7 @@
 import os from 'node:os';
 import { benchApiServer } from './apiserver.js';
 import { benchIpam } from './ipam.js';
+import { benchRest } from './rest.js';
 import { benchStore } from './store.js';
 import type { BenchResult } from './types.js';
 
@@ -9,6 +10,7 @@ const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   ipam: benchIpam,
   apiserver: benchApiServer,
   store: benchStore,
+  rest: benchRest,
 };
 
 function machine(): string {
