@@ -9,5 +9,7 @@ export {
   type AuditSink,
   RELEASED_EVENT_REASON,
   type ReleaseAuditRecord,
+  type ReleaseCause,
   auditRelease,
+  releaseAudited,
 } from '../store/release-audit.js';

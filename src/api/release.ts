@@ -18,7 +18,7 @@ import {
 } from '../ipam/index.js';
 import type { DecisionLocks } from '../extender/extender.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
-import { type AuditSink, auditRelease } from '../store/release-audit.js';
+import { type AuditSink, releaseAudited } from '../store/release-audit.js';
 import { type PodState, judge, podOf } from './releasability.js';
 
 export interface ReleaseItem {
@@ -124,19 +124,20 @@ async function releaseOne(
   const a = verdict.allocation;
   try {
     // conditional on the owner decided on: the store refuses if the address changed hands since
-    await deps.store.release(a.ip, { key: a.key, podUid: a.podUid });
+    await releaseAudited(
+      deps.store,
+      deps.audit,
+      a.ip,
+      { key: a.key, podUid: a.podUid },
+      {
+        actor: options.actor,
+        via: 'rest',
+        reason: `requested through POST /v1/ip (pod status ${verdict.status})`,
+      },
+    );
   } catch (err) {
     return { ok: false, refused: false, reason: `release ip: ${(err as Error).message}` };
   }
-  auditRelease(deps.audit, {
-    ip: a.ip,
-    key: a.key,
-    podUid: a.podUid,
-    nodeName: a.nodeName,
-    actor: options.actor,
-    via: 'rest',
-    reason: `requested through POST /v1/ip (pod status ${verdict.status})`,
-  });
   return verdict;
 }
 

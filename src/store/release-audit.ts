@@ -2,9 +2,11 @@
 // the lifecycle controller) leaves a Kubernetes Event on its FloatingIP object, for `kubectl
 // describe fip <ip>` and `kubectl get events`, and one structured log line. Both say who asked
 // (`actor`), for which owner (`key`), and why (`reason`).
+import type { Allocation, Owner } from '../ipam/index.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import { GROUP, VERSION, objectNameOf } from './floating-ip-object.js';
+import type { FloatingIPStore } from './floating-ip-store.js';
 
 export interface AuditSink {
   readonly events: EventRecorder;
@@ -49,4 +51,33 @@ export function auditRelease(sink: AuditSink, record: ReleaseAuditRecord): void 
     RELEASED_EVENT_REASON,
     `released ${ip} from ${key} (by ${actor} via ${via}): ${reason}`,
   );
+}
+
+/** Who released, how, and why: the part of the audit record the caller knows. */
+export interface ReleaseCause {
+  readonly actor: string;
+  readonly via: string;
+  readonly reason: string;
+}
+
+/**
+ * Releases an address held by `owner` (conditional, as FloatingIPStore.release) and audits it.
+ * Every deliberate release goes through here: the REST API's, and the lifecycle controller's.
+ */
+export async function releaseAudited(
+  store: Pick<FloatingIPStore, 'release'>,
+  sink: AuditSink,
+  ip: string,
+  owner: Owner,
+  cause: ReleaseCause,
+): Promise<Allocation> {
+  const released = await store.release(ip, owner);
+  auditRelease(sink, {
+    ip: released.ip,
+    key: released.key,
+    podUid: released.podUid,
+    nodeName: released.nodeName,
+    ...cause,
+  });
+  return released;
 }
