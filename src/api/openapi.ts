@@ -78,7 +78,9 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
     validateRequests: {
       // galaxy ignores parameters it does not know; so do we (a typo stays visible in the docs)
       allowUnknownQueryParameters: true,
-      coerceTypes: true,
+      // parameters are text and always coerced to their types; a JSON body must have the right
+      // types already (galaxy's Go decoder refuses "4" for an int, too)
+      coerceTypes: false,
     },
     validateResponses: options.validateResponses
       ? {

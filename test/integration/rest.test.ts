@@ -701,6 +701,8 @@ describe('R5 /v1/pool', () => {
       ],
       [{ name: 'p', size: -1 }, 'bad request: body.size: must be >= 0'],
       [{ name: 'p', size: 'four' }, 'bad request: body.size: must be integer'],
+      // JSON types are not coerced (galaxy's Go decoder refuses a string for an int too)
+      [{ name: 'p', size: '4' }, 'bad request: body.size: must be integer'],
       [{ name: 'p', preAllocateIP: 'yes' }, 'bad request: body.preAllocateIP: must be boolean'],
     ];
     for (const [body, message] of cases) {
