@@ -31,6 +31,11 @@ export interface RestDeps {
    * default: every caller is anonymous and named by its address in the audit trail.
    */
   readonly authenticate?: RequestHandler;
+  /**
+   * Whether this replica may change anything (the leader, not shutting down). Followers still
+   * answer reads from their caches; writes get 503 so that a client retries on the leader.
+   */
+  readonly serving?: () => boolean;
   /** The Prometheus handler for /metrics (galaxy serves metrics on this port). */
   readonly metrics?: RequestHandler;
   /** Check every answer against the OpenAPI document too (tests). */
@@ -59,6 +64,14 @@ export function restApp(deps: RestDeps): express.Express {
     app[route.method](expressPath(route.path), route.handler);
   routes.filter((r) => r.public).forEach(register);
   if (deps.authenticate) app.use(deps.authenticate);
+  const serving = deps.serving;
+  if (serving) {
+    app.use((req: Request, _res: Response, next: NextFunction) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD' && !serving())
+        throw new ApiError(503, 'this replica does not lead; send changes to the leader');
+      next();
+    });
+  }
   routes.filter((r) => !r.public).forEach(register);
 
   app.use((req: Request) => {

@@ -926,6 +926,48 @@ describe('R8 hooks', () => {
     server = undefined;
   });
 
+  async function serve(app: ReturnType<typeof restApp>): Promise<string> {
+    server = createServer(app);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  test('R8b a follower (serving false) answers reads and refuses changes with 503', async () => {
+    const f = world.floatip;
+    const url = await serve(
+      restApp({
+        allocator: f.allocator,
+        store: f.store,
+        cluster: f.cluster,
+        pools: f.pools,
+        locks: f.locks,
+        events: f.events,
+        log: pino({ level: 'silent' }),
+        validateResponses: true,
+        serving: () => false,
+      }),
+    );
+    await hold('10.0.100.7', 'pool__p1_');
+    expect((await fetch(`${url}/v1/ip?poolName=p1`)).status).toBe(200);
+    const write = (method: string, path: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { 'Content-Type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    for (const res of [
+      await write('POST', '/v1/ip', { ips: [{ ip: '10.0.100.7', poolName: 'p1' }] }),
+      await write('POST', '/v1/pool', { name: 'p2' }),
+      await write('DELETE', '/v1/pool/p2'),
+    ]) {
+      expect([res.status, await res.json()]).toEqual([
+        503,
+        { code: 503, message: 'service unavailable: this replica does not lead; send changes to the leader' },
+      ]);
+    }
+    expect(world.floatip.allocator.get('10.0.100.7')?.key).toBe('pool__p1_');
+  });
+
   test('R8a an authentication middleware names the caller in the audit trail; /metrics serves the handler', async () => {
     const lines: Json[] = [];
     const log = pino(
