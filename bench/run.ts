@@ -3,6 +3,7 @@ import os from 'node:os';
 import { benchApiServer } from './apiserver.js';
 import { benchExtender } from './extender.js';
 import { benchIpam } from './ipam.js';
+import { benchRest } from './rest.js';
 import { benchStore } from './store.js';
 import type { BenchResult } from './types.js';
 
@@ -11,6 +12,7 @@ const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   apiserver: benchApiServer,
   store: benchStore,
   extender: benchExtender,
+  rest: benchRest,
 };
 
 function machine(): string {

@@ -4,6 +4,7 @@
 import { type RequestListener, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { restApp } from './api/index.js';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
@@ -35,6 +36,10 @@ export interface FloatipOptions {
   readonly bind: string;
   /** The extender's port; 0 picks a free one. */
   readonly port: number;
+  /** The REST API's port (galaxy: 9041); 0 or absent picks a free one. */
+  readonly apiPort?: number;
+  /** Check the REST API's answers against its OpenAPI document (tests). */
+  readonly validateApiResponses?: boolean;
   readonly log: Logger;
   /** Resync period; default the galaxy config's resyncInterval; 0 turns the periodic resync off. */
   readonly resyncIntervalMs?: number;
@@ -46,6 +51,7 @@ export interface FloatipOptions {
 
 export interface Floatip {
   readonly extenderUrl: string;
+  readonly apiUrl: string;
   readonly allocator: Allocator;
   readonly store: FloatingIPStore;
   readonly cluster: ClusterCache;
@@ -165,8 +171,31 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     const { port } = server.address() as AddressInfo;
     const extenderUrl = `http://${options.bind === '0.0.0.0' ? '127.0.0.1' : options.bind}:${port}`;
     log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
+    const api = await listen(
+      restApp({
+        allocator,
+        store,
+        cluster,
+        fetchPod: (namespace, name) => world.fetchPod(namespace, name),
+        pools,
+        locks,
+        events,
+        log,
+        serving,
+        metrics: async (_req, res) => {
+          res.type(metrics!.registry.contentType).send(await metrics!.registry.metrics());
+        },
+        validateResponses: options.validateApiResponses ?? false,
+      }),
+      options.bind,
+      options.apiPort ?? 0,
+    );
+    stops.push(() => close(api));
+    const apiUrl = urlOf(options.bind, api);
+    log.info({ url: apiUrl }, 'REST API listening');
     return {
       extenderUrl,
+      apiUrl,
       allocator,
       store,
       cluster,
@@ -194,6 +223,11 @@ function listen(app: RequestListener, host: string, port: number): Promise<Serve
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });
+}
+
+function urlOf(bind: string, server: Server): string {
+  const { port } = server.address() as AddressInfo;
+  return `http://${bind === '0.0.0.0' ? '127.0.0.1' : bind}:${port}`;
 }
 
 function close(server: Server): Promise<void> {

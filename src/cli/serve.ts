@@ -14,6 +14,7 @@ import { startFloatip } from '../server.js';
 
 export interface ServeFlags {
   port: number;
+  apiPort: number;
   bind: string;
   config: string;
   kubeconfig: string;
@@ -63,6 +64,13 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
   return new Command('serve')
     .description('run the scheduler extender (and, with no cluster, the embedded API server)')
     .addOption(env(new Option('--port <port>', 'scheduler extender port').default(9040).argParser(port)))
+    .addOption(
+      env(
+        new Option('--api-port <port>', 'REST API port (also /metrics, /apidocs/)')
+          .default(9041)
+          .argParser(port),
+      ),
+    )
     .addOption(env(new Option('--bind <address>', 'address both servers listen on').default('0.0.0.0')))
     .addOption(
       env(
@@ -227,6 +235,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
     poolNamespace: flags.poolNamespace,
     bind: flags.bind,
     port: flags.port,
+    apiPort: flags.apiPort,
     log,
     ...(flags.resyncInterval !== undefined ? { resyncIntervalMs: flags.resyncInterval } : {}),
     parkedIpTtlMs: flags.parkedIpTtl,
@@ -251,6 +260,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
         `  kubectl --server ${embedded.url} get nodes,fip`,
         `  curl ${embedded.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`,
         `scheduler extender: ${floatip.extenderUrl}/v1/{filter,prioritize,bind,preempt}`,
+        `REST API: ${floatip.apiUrl}/v1/ip (Swagger UI: ${floatip.apiUrl}/apidocs/)`,
         '',
       ].join('\n'),
     );

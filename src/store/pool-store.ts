@@ -83,6 +83,18 @@ export class PoolStore {
     return this.reflector.list().flatMap((o) => decodePool(o) ?? []);
   }
 
+  /**
+   * The Pool as the API server has it now (the cache may not have seen a write just made); throws
+   * when the object exists but is not a usable Pool.
+   */
+  async fetch(name: string): Promise<Pool | undefined> {
+    const object = (await this.client.get(name)) as PoolObject | undefined;
+    if (!object) return undefined;
+    const pool = decodePool(object);
+    if (!pool) throw new Error(`Pool ${this.namespace}/${name}: size must be a whole number >= 0`);
+    return pool;
+  }
+
   /** Creates or updates a Pool object; returns it as stored. */
   async put(pool: Pool): Promise<Pool> {
     const body = {

@@ -47,6 +47,17 @@ export class World {
 
   static async start(options: WorldOptions): Promise<World> {
     const server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
+    try {
+      await World.prepare(server, options);
+      return new World(server, await World.floatip(server, options), options);
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+  }
+
+  /** The namespaces and the floatingip-config ConfigMap. */
+  private static async prepare(server: EmbeddedApiServer, options: WorldOptions): Promise<void> {
     const core = server.kubeConfig().makeApiClient(CoreV1Api);
     for (const name of ['default', 'kube-system', 'ns1'])
       await core.createNamespace({ body: { metadata: { name } } });
@@ -57,7 +68,6 @@ export class World {
         data: { floatingips: JSON.stringify(options.config) },
       },
     });
-    return new World(server, await World.floatip(server, options), options);
   }
 
   private static floatip(server: EmbeddedApiServer, options: WorldOptions): Promise<Floatip> {
@@ -68,6 +78,8 @@ export class World {
       poolNamespace: 'kube-system',
       bind: '127.0.0.1',
       port: 0,
+      apiPort: 0,
+      validateApiResponses: true,
       log: silentLogger(),
       // passes are run by hand (lifecycle.resync()), so that tests decide when
       resyncIntervalMs: 0,
@@ -302,6 +314,29 @@ export class World {
       json = undefined;
     }
     return { status: res.status, json, text };
+  }
+
+  // ---- the REST API, as an operator's tool calls it
+
+  async rest(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {
+    const res = await fetch(`${this.floatip.apiUrl}${path}`, {
+      method,
+      headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, text, headers: res.headers };
   }
 
   /** filter as kube-scheduler sends it: names only (nodeCacheCapable) or full Node objects. */

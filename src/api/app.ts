@@ -1,0 +1,127 @@
+// The REST API's express app (spec §9, port 9041): Swagger UI, then JSON bodies, then validation
+// against the OpenAPI document, then the route table; every failure ends in galaxy's envelope.
+// Order matters: the description is public, authentication (when plugged in) guards the API.
+import type { V1Pod } from '@kubernetes/client-node';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import type { DecisionLocks } from '../extender/extender.js';
+import { type Allocator, IpamError } from '../ipam/index.js';
+import type { EventRecorder } from '../kube/events.js';
+import type { Logger } from '../log.js';
+import type { FloatingIPStore } from '../store/floating-ip-store.js';
+import type { PoolStore } from '../store/pool-store.js';
+import { ApiError, sendError } from './envelope.js';
+import { describeFinding, isValidationFinding, openApiDocument, requestValidator } from './openapi.js';
+import { apiRoutes, expressPath } from './routes.js';
+
+export interface RestDeps {
+  readonly allocator: Allocator;
+  readonly store: Pick<FloatingIPStore, 'release' | 'allocate'>;
+  /** The pod cache (ClusterCache fits). */
+  readonly cluster: { readonly pods: { get(namespace: string, name: string): V1Pod | undefined } };
+  /** Reads a pod from the API server, for a release that the cache cannot decide alone. */
+  readonly fetchPod?: (namespace: string, name: string) => Promise<V1Pod | undefined>;
+  /** Pools in the configured pool namespace. */
+  readonly pools: Pick<PoolStore, 'fetch' | 'put' | 'delete'>;
+  readonly locks: DecisionLocks;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  /**
+   * Authentication: sets `req.identity` (see identity.ts) or answers 401/403 itself. None by
+   * default: every caller is anonymous and named by its address in the audit trail.
+   */
+  readonly authenticate?: RequestHandler;
+  /**
+   * Whether this replica may change anything (the leader, not shutting down). Followers still
+   * answer reads from their caches; writes get 503 so that a client retries on the leader.
+   */
+  readonly serving?: () => boolean;
+  /** The Prometheus handler for /metrics (galaxy serves metrics on this port). */
+  readonly metrics?: RequestHandler;
+  /** Check every answer against the OpenAPI document too (tests). */
+  readonly validateResponses?: boolean;
+  /** The largest request body; a release of 10,000 IPs is about 1 MB. */
+  readonly bodyLimit?: string;
+}
+
+export function restApp(deps: RestDeps): express.Express {
+  const { log } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  const document = openApiDocument();
+  app.use('/apidocs', swaggerUi.serveFiles(document as never), swaggerUi.setup(document as never));
+  app.use(express.json({ limit: deps.bodyLimit ?? '16mb' }));
+  app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
+  const routes = apiRoutes({
+    ...deps,
+    pods: {
+      get: (ns, name) => deps.cluster.pods.get(ns, name),
+      ...(deps.fetchPod ? { fetch: deps.fetchPod } : {}),
+    },
+    audit: { events: deps.events, log },
+  });
+  const register = (route: (typeof routes)[number]) =>
+    app[route.method](expressPath(route.path), route.handler);
+  routes.filter((r) => r.public).forEach(register);
+  if (deps.authenticate) app.use(deps.authenticate);
+  const serving = deps.serving;
+  if (serving) {
+    app.use((req: Request, _res: Response, next: NextFunction) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD' && !serving())
+        throw new ApiError(503, 'this replica does not lead; send changes to the leader');
+      next();
+    });
+  }
+  routes.filter((r) => !r.public).forEach(register);
+
+  app.use((req: Request) => {
+    throw new ApiError(404, `no route ${req.method} ${req.path}`);
+  });
+  // express 5 brings thrown errors and rejected promises here
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const answer = answerFor(err, req);
+    if (answer.status >= 500) {
+      log.error(
+        { method: req.method, path: req.path, err: (err as Error)?.stack ?? String(err) },
+        'REST request failed',
+      );
+    }
+    if (answer.allow) res.setHeader('Allow', answer.allow);
+    sendError(res, answer.status, answer.detail);
+  });
+  return app;
+}
+
+/** The status and detail for whatever a handler or middleware threw. */
+function answerFor(err: unknown, req: Request): { status: number; detail: string; allow?: string } {
+  if (err instanceof ApiError) return { status: err.status, detail: err.detail };
+  if (isValidationFinding(err)) {
+    const route = `${req.method} ${req.path}`;
+    if (err.status === 404) return { status: 404, detail: `no route ${route}` };
+    if (err.status === 405) {
+      const allow = (err as { headers?: { Allow?: string } }).headers?.Allow;
+      return { status: 405, detail: route, ...(allow ? { allow } : {}) };
+    }
+    if (err.status === 415)
+      return { status: 415, detail: `${route} takes application/json (${err.message})` };
+    if (err.status >= 500) return { status: 500, detail: err.message };
+    return { status: err.status, detail: describeFinding(err, req) };
+  }
+  // body-parser's errors carry a status and a type
+  const parser = err as { status?: number; type?: string; message?: string };
+  if (parser.type === 'entity.parse.failed')
+    return { status: 400, detail: `invalid JSON: ${parser.message}` };
+  if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
+    return { status: parser.status, detail: parser.message ?? 'rejected' };
+  }
+  if (err instanceof IpamError) {
+    const status =
+      err.kind === 'invalid' ? 400 : err.kind === 'not-found' ? 404 : err.kind === 'conflict' ? 409 : 503;
+    return { status, detail: err.message };
+  }
+  return { status: 500, detail: (err as Error)?.message ?? String(err) };
+}

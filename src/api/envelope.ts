@@ -1,0 +1,49 @@
+// galaxy's response envelope (spec §9): `{"code": <HTTP status>, "message": "<kind>: <detail>"}`,
+// with the kind galaxy's helpers put in front of the detail. Every answer of the REST API goes
+// through here, so the status and the body's `code` never disagree.
+import type { Response } from 'express';
+
+const KINDS: Readonly<Record<number, string>> = {
+  400: 'bad request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not found',
+  405: 'method not allowed',
+  409: 'conflict',
+  413: 'request entity too large',
+  415: 'unsupported media type',
+  500: 'server error',
+  503: 'service unavailable',
+};
+
+/** An answer other than success, thrown by a handler; the app's error handler writes it. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    /** What went wrong, without the kind (`"pool name is empty"`). */
+    readonly detail: string,
+  ) {
+    super(`${KINDS[status] ?? 'error'}: ${detail}`);
+  }
+
+  override get name(): string {
+    return 'ApiError';
+  }
+}
+
+export const badRequest = (detail: string) => new ApiError(400, detail);
+export const notFound = (detail: string) => new ApiError(404, detail);
+
+export function sendError(res: Response, status: number, detail: string): void {
+  res.status(status).json({ code: status, message: `${KINDS[status] ?? 'error'}: ${detail}` });
+}
+
+/** `{"code":<status>,"message":<message>, ...fields}`; galaxy's OK is `{"code":200,"message":""}`. */
+export function sendEnvelope(
+  res: Response,
+  status: number,
+  message = '',
+  fields: Readonly<Record<string, unknown>> = {},
+): void {
+  res.status(status).json({ code: status, message, ...fields });
+}

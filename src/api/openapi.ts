@@ -1,0 +1,149 @@
+// The OpenAPI document (openapi/openapi.yaml) is the API's one source of truth: it is served as
+// /openapi.json, drives Swagger UI, and every request is validated against it by
+// express-openapi-validator before a handler sees it. This module loads it once and turns the
+// validator's findings into galaxy's envelope, naming the field and why.
+import { readFileSync } from 'node:fs';
+import type { Request, RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { parse } from 'yaml';
+import { canonicalAddress } from '../ipam/index.js';
+import { packagePath } from '../paths.js';
+
+export interface OpenApiDocument {
+  readonly openapi: string;
+  readonly info: { readonly title: string; readonly version: string };
+  readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly components?: Readonly<Record<string, unknown>>;
+}
+
+export const OPENAPI_FILE = packagePath('openapi', 'openapi.yaml');
+
+let loaded: OpenApiDocument | undefined;
+
+/** The document, parsed once. Callers must not change it (the validator gets its own copy). */
+export function openApiDocument(): OpenApiDocument {
+  loaded ??= parse(readFileSync(OPENAPI_FILE, 'utf8')) as OpenApiDocument;
+  return loaded;
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+/** Every operation of the document, as `METHOD /path` with galaxy-style `{param}` paths. */
+export function documentedOperations(doc: OpenApiDocument = openApiDocument()): string[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((m) => HTTP_METHODS.includes(m))
+      .map((m) => `${m.toUpperCase()} ${path}`),
+  );
+}
+
+/** `format: ip`: an IPv4 or IPv6 address in any form the core accepts. */
+function isIP(text: string): boolean {
+  try {
+    canonicalAddress(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface ValidatorOptions {
+  /** Check every JSON answer against the document too (tests: the document stays honest). */
+  readonly validateResponses?: boolean;
+}
+
+/**
+ * galaxy reads `page=` as no page at all (an unparsable number is its default), and forms send
+ * empty fields: an empty query parameter counts as absent.
+ */
+const emptyMeansAbsent: RequestHandler = (req, _res, next) => {
+  const query = req.query;
+  if (Object.values(query).some((v) => v === '')) {
+    const kept = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== ''));
+    // express 5's req.query is a getter that parses the URL again: shadow it
+    Object.defineProperty(req, 'query', {
+      value: kept,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
+  }
+  next();
+};
+
+export function requestValidator(options: ValidatorOptions = {}): RequestHandler[] {
+  const validator = OpenApiValidator.middleware({
+    // its own copy: the validator annotates the document it is given
+    apiSpec: structuredClone(openApiDocument()) as never,
+    validateRequests: {
+      // galaxy ignores parameters it does not know; so do we (a typo stays visible in the docs)
+      allowUnknownQueryParameters: true,
+      // parameters are text and always coerced to their types; a JSON body must have the right
+      // types already (galaxy's Go decoder refuses "4" for an int, too)
+      coerceTypes: false,
+    },
+    validateResponses: options.validateResponses
+      ? {
+          onError: (err, body, req) => {
+            throw new Error(
+              `response to ${req.method} ${req.originalUrl} does not match the OpenAPI document: ${err.message}; body ${JSON.stringify(body).slice(0, 500)}`,
+            );
+          },
+        }
+      : false,
+    formats: { ip: { type: 'string', validate: isIP } },
+    validateFormats: true,
+  }) as unknown as RequestHandler[];
+  return [emptyMeansAbsent, ...validator];
+}
+
+/** A finding of the validator, as express-openapi-validator throws it. */
+interface ValidationFinding {
+  status: number;
+  message: string;
+  errors?: { path: string; message: string; errorCode?: string }[];
+}
+
+export function isValidationFinding(err: unknown): err is ValidationFinding {
+  const e = err as Partial<ValidationFinding> | null;
+  return typeof e === 'object' && e !== null && typeof e.status === 'number' && Array.isArray(e.errors);
+}
+
+/**
+ * One line naming each field and what is wrong with it: `body.ips[0].ip: "x" is not a valid ip`.
+ * galaxy's wording is kept where galaxy had a message for the same mistake.
+ */
+export function describeFinding(finding: ValidationFinding, req: Request): string {
+  const errors = finding.errors ?? [];
+  if (errors.length === 0) return finding.message;
+  return errors
+    .map((e) => {
+      const field = fieldName(e.path);
+      if (e.errorCode === 'format.openapi.validation' && /format "ip"/.test(e.message)) {
+        return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not a valid ip`;
+      }
+      if (field === 'body.name' && e.errorCode === 'minLength.openapi.validation')
+        return 'pool name is empty';
+      if (e.errorCode === 'required.openapi.validation') return `${field}: is required`;
+      return `${field}: ${e.message}`;
+    })
+    .join('; ');
+}
+
+/** `/body/ips/0/ip` -> `body.ips[0].ip` (also `.query.page` forms). */
+function fieldName(path: string): string {
+  return path
+    .replace(/^[./]/, '')
+    .split(/[./]/)
+    .reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
+}
+
+function valueAt(req: Request, path: string): unknown {
+  const [where, ...parts] = path.replace(/^[./]/, '').split(/[./]/);
+  // path parameters are matched by the validator, before express routes the request
+  const params = (req as { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
+  let value: unknown =
+    where === 'body' ? req.body : where === 'query' ? req.query : where === 'params' ? params : undefined;
+  for (const part of parts) value = (value as Record<string, unknown> | undefined)?.[part];
+  return value;
+}

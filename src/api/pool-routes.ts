@@ -1,0 +1,55 @@
+// The handlers of /v1/pool (spec §9.4-9.6). Pools are read from the API server, not the cache, so
+// that a GET right after a POST sees it (galaxy reads the API server too).
+import type { Request, Response } from 'express';
+import type { Pool, PoolStore } from '../store/pool-store.js';
+import { ApiError, notFound, sendEnvelope } from './envelope.js';
+import { actorOf } from './identity.js';
+import { type PreallocationDeps, preallocatePool } from './pool-preallocation.js';
+
+export interface PoolRouteDeps extends PreallocationDeps {
+  readonly pools: Pick<PoolStore, 'fetch' | 'put' | 'delete'>;
+}
+
+export function poolRoutes(deps: PoolRouteDeps) {
+  const { pools, log } = deps;
+  return {
+    async get(req: Request, res: Response): Promise<void> {
+      const name = String(req.params.name);
+      const pool = await pools.fetch(name);
+      if (!pool) throw notFound(`pool ${name}`);
+      sendEnvelope(res, 200, '', {
+        pool: { name: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP },
+      });
+    },
+
+    async put(req: Request, res: Response): Promise<void> {
+      const body = req.body as Partial<Pool> & { name: string };
+      const pool: Pool = {
+        name: body.name,
+        size: body.size ?? 0,
+        preAllocateIP: body.preAllocateIP ?? false,
+      };
+      const actor = actorOf(req);
+      try {
+        await pools.put(pool);
+      } catch (err) {
+        throw new ApiError(500, `failed to create Pool: ${(err as Error).message}`);
+      }
+      log.info({ pool: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP, actor }, 'Pool stored');
+      if (!pool.preAllocateIP) {
+        sendEnvelope(res, 200);
+        return;
+      }
+      const result = await preallocatePool(deps, pool.name, pool.size, actor);
+      if (result.enough) sendEnvelope(res, 200, '', { realPoolSize: result.realPoolSize });
+      else sendEnvelope(res, 202, 'No enough IPs', { realPoolSize: result.realPoolSize });
+    },
+
+    async delete(req: Request, res: Response): Promise<void> {
+      const name = String(req.params.name);
+      if (!(await pools.delete(name))) throw notFound(`pool ${name}`);
+      log.info({ pool: name, actor: actorOf(req) }, 'Pool deleted through the REST API');
+      sendEnvelope(res, 200);
+    },
+  };
+}

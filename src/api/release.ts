@@ -1,0 +1,177 @@
+// POST /v1/ip (spec §9.3): release IPs the caller names together with their owner, exactly:
+// - the stored key must be the key the request names (galaxy's NewKeyObj, with an empty `appType`
+//   meaning statefulset, which galaxy's release forgot, §12.12), so an address that changed hands
+//   since the caller looked stays where it is;
+// - a reserved address, or one whose pod is still running, stays (releasability.ts);
+// - an address that is free or not configured is reported as not released (galaxy said success).
+// Each decision and its release run under the lock of the pod the key names (or of the app/pool
+// for a parked address), the lock bind takes, so a release never interleaves with a bind of that
+// pod; the store's release is itself conditional on the key and pod UID decided on.
+import type { V1Pod } from '@kubernetes/client-node';
+import {
+  type Allocation,
+  AllocationKey,
+  type Allocator,
+  STATEFULSET_PREFIX,
+  appTypePrefix,
+  canonicalAddress,
+} from '../ipam/index.js';
+import type { DecisionLocks } from '../extender/extender.js';
+import type { FloatingIPStore } from '../store/floating-ip-store.js';
+import { type AuditSink, releaseAudited } from '../store/release-audit.js';
+import { type PodState, judge, podOf } from './releasability.js';
+
+export interface ReleaseItem {
+  readonly ip: string;
+  readonly namespace?: string;
+  readonly appName?: string;
+  readonly podName?: string;
+  readonly poolName?: string;
+  readonly appType?: string;
+}
+
+/** Where pods are looked up: the cache, and (when given) the API server for what it lacks. */
+export interface PodSource {
+  get(namespace: string, name: string): V1Pod | undefined;
+  fetch?(namespace: string, name: string): Promise<V1Pod | undefined>;
+}
+
+export interface ReleaseDeps {
+  readonly allocator: Allocator;
+  readonly store: Pick<FloatingIPStore, 'release'>;
+  readonly pods: PodSource;
+  readonly locks: DecisionLocks;
+  readonly audit: AuditSink;
+}
+
+export interface ReleaseReport {
+  /** Released (or, on a dry run, releasable), as the request wrote them. */
+  readonly released: string[];
+  /** Left as they were; `reasons[i]` says why for `unreleased[i]`. */
+  readonly unreleased: string[];
+  readonly reasons: string[];
+}
+
+export interface ReleaseOptions {
+  /** Who asked, for the audit trail. */
+  readonly actor: string;
+  readonly dryRun?: boolean;
+}
+
+/** The key a release entry names (galaxy's NewKeyObj, spec §4.2); "" when it names no owner. */
+export function requestedKey(item: ReleaseItem): string {
+  const typePrefix = item.appType ? appTypePrefix(item.appType) : STATEFULSET_PREFIX;
+  return AllocationKey.fromParts(
+    typePrefix,
+    item.namespace ?? '',
+    item.appName ?? '',
+    item.podName ?? '',
+    item.poolName ?? '',
+  ).text;
+}
+
+type Verdict =
+  | { readonly ok: true; readonly allocation: Allocation; readonly status: string }
+  /** `refused`: judged unreleasable (galaxy lists those first); otherwise the release failed. */
+  | { readonly ok: false; readonly reason: string; readonly refused: boolean };
+
+export async function releaseIPs(
+  deps: ReleaseDeps,
+  items: readonly ReleaseItem[],
+  options: ReleaseOptions,
+): Promise<ReleaseReport> {
+  const released: string[] = [];
+  // galaxy lists the entries it judged unreleasable first, then those whose release failed
+  const refused: { ip: string; reason: string }[] = [];
+  const failed: { ip: string; reason: string }[] = [];
+  for (const item of items) {
+    const key = requestedKey(item);
+    const outcome = key
+      ? await underLock(deps.locks, key, () => releaseOne(deps, item.ip, key, options))
+      : ({
+          ok: false,
+          refused: true,
+          reason:
+            'releasable is false: the entry names no owner (give poolName, or namespace, appName and podName)',
+        } as const);
+    if (outcome.ok) released.push(item.ip);
+    else {
+      (outcome.refused ? refused : failed).push({ ip: item.ip, reason: outcome.reason });
+      deps.audit.log.info(
+        { ip: item.ip, key, actor: options.actor, dryRun: options.dryRun ?? false, reason: outcome.reason },
+        'floating IP not released',
+      );
+    }
+  }
+  const left = [...refused, ...failed];
+  return { released, unreleased: left.map((l) => l.ip), reasons: left.map((l) => l.reason) };
+}
+
+/** Runs `work` under the lock of the pod the key names, or of the app or pool for a parked key. */
+function underLock<T>(locks: DecisionLocks, key: string, work: () => Promise<T>): Promise<T> {
+  const pod = podOf(key);
+  return pod ? locks.pods.run(`${pod.namespace}/${pod.name}`, work) : locks.apps.run(key, work);
+}
+
+async function releaseOne(
+  deps: ReleaseDeps,
+  requested: string,
+  key: string,
+  options: ReleaseOptions,
+): Promise<Verdict> {
+  const verdict = await decide(deps, requested, key);
+  if (!verdict.ok || options.dryRun) return verdict;
+  const a = verdict.allocation;
+  try {
+    // conditional on the owner decided on: the store refuses if the address changed hands since
+    await releaseAudited(
+      deps.store,
+      deps.audit,
+      a.ip,
+      { key: a.key, podUid: a.podUid },
+      {
+        actor: options.actor,
+        via: 'rest',
+        reason: `requested through POST /v1/ip (pod status ${verdict.status})`,
+      },
+    );
+  } catch (err) {
+    return { ok: false, refused: false, reason: `release ip: ${(err as Error).message}` };
+  }
+  return verdict;
+}
+
+async function decide(deps: ReleaseDeps, requested: string, key: string): Promise<Verdict> {
+  const ip = canonicalAddress(requested);
+  const a = deps.allocator.get(ip);
+  if (!a) {
+    const reason = deps.allocator.isConfigured(ip)
+      ? `${ip} is not allocated (already released)`
+      : `${ip} is not in any configured range`;
+    return { ok: false, refused: false, reason };
+  }
+  if (a.reserved) return { ok: false, refused: true, reason: judge(a, undefined).reason! };
+  if (a.key !== key) {
+    return {
+      ok: false,
+      refused: false,
+      reason: `ip allocated to another pod ${a.key} (the request names ${key})`,
+    };
+  }
+  const judged = judge(a, await podState(deps.pods, a.key));
+  if (!judged.releasable) return { ok: false, refused: true, reason: judged.reason ?? 'releasable is false' };
+  return { ok: true, allocation: a, status: judged.status };
+}
+
+/** The pod a key names: the cache first, then the API server (the cache may lag behind a create). */
+async function podState(pods: PodSource, key: string): Promise<PodState> {
+  const named = podOf(key);
+  if (!named) return undefined;
+  const cached = pods.get(named.namespace, named.name);
+  if (cached || !pods.fetch) return cached;
+  try {
+    return await pods.fetch(named.namespace, named.name);
+  } catch {
+    return 'unknown';
+  }
+}

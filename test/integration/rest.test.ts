@@ -1,0 +1,1055 @@
+// The REST API over real HTTP, with floatip on the embedded API server (World). Every answer is
+// also checked against the OpenAPI document (the World turns on response validation), and every
+// scenario ends with the consistency check. Scenarios are numbered so a failure names one.
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { PatchStrategy, type V1Pod, setHeaderOptions } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { ApiError, restApp } from '../../src/api/index.js';
+import { ReleasePolicy } from '../../src/ipam/index.js';
+import { DEFAULT_RESOURCE } from '../../src/kube/pod.js';
+import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
+import { eventually } from './helpers.js';
+import { World } from './world.js';
+
+const A = '10.0.1.0/24'; // IPv4, 19 addresses
+const B = '10.0.2.0/24'; // IPv6: a whole /64 but three addresses
+const C = '10.0.3.0/24'; // IPv4, 3 addresses
+const V6_SIZE = 2n ** 64n - 3n;
+const CONFIG = [
+  {
+    nodeSubnets: [A],
+    ips: ['10.0.100.2~10.0.100.20'],
+    subnet: '10.0.100.0/24',
+    gateway: '10.0.100.1',
+    vlan: 2,
+  },
+  {
+    nodeSubnets: [B],
+    ips: ['fd00:100::2~fd00:100::ffff:ffff:ffff:fffe'],
+    subnet: 'fd00:100::/64',
+    gateway: 'fd00:100::1',
+  },
+  { nodeSubnets: [C], ips: ['10.0.102.2~10.0.102.4'], subnet: '10.0.102.0/24', gateway: '10.0.102.1' },
+];
+const TOTAL = 19n + V6_SIZE + 3n;
+
+let world: World;
+
+beforeEach(async () => {
+  world = await World.start({ config: CONFIG });
+  await world.node('a1', '10.0.1.11');
+  await world.node('b1', '10.0.2.11');
+  await world.node('c1', '10.0.3.11');
+});
+
+afterEach(async () => {
+  await world.expectConsistent();
+  await world.stop();
+});
+
+// ---- helpers
+
+const never = { policy: ReleasePolicy.Never, nodeName: '', podUid: '' };
+
+/** An allocation written as the store writes them (FloatingIP object first). */
+const hold = (ip: string, key: string, attrs = never) => world.floatip.store.allocateIP(ip, key, attrs);
+
+type Json = Record<string, unknown>;
+const get = async (path: string) => {
+  const r = await world.rest('GET', path);
+  return { ...r, body: r.json as Json };
+};
+const post = async (path: string, body: unknown) => {
+  const r = await world.rest('POST', path, body);
+  return { ...r, body: r.json as Json };
+};
+const ipsOf = (body: Json) => ((body.content as Json[] | undefined) ?? []).map((i) => i.ip);
+
+const fipObject = (ip: string, key: string, labels?: Record<string, string>) => ({
+  apiVersion: 'galaxy.k8s.io/v1alpha1',
+  kind: 'FloatingIP',
+  metadata: { name: ip, ...(labels ? { labels } : {}) },
+  spec: { key, policy: 2, attribute: '', updateTime: '2020-01-01T00:00:00Z' },
+});
+
+/** A FloatingIP object created by someone else (kubectl): an operator's reservation, an orphan. */
+async function createObject(ip: string, key: string, labels?: Record<string, string>) {
+  await world.custom.createClusterCustomObject({
+    group: 'galaxy.k8s.io',
+    version: 'v1alpha1',
+    plural: 'floatingips',
+    body: fipObject(ip, key, labels),
+  });
+  await eventually(`${ip} to reach floatip`, async () => world.floatip.allocator.get(ip)?.key === key);
+}
+
+async function setPhase(name: string, phase: string, namespace = 'ns1') {
+  await world.core.patchNamespacedPodStatus(
+    { name, namespace, body: { status: { phase } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await eventually(
+    `pod ${name} to be ${phase}`,
+    async () => world.floatip.cluster.pods.get(namespace, name)?.status?.phase === phase,
+  );
+}
+
+// `never` keeps a StatefulSet pod's address on its key after the pod is gone (spec §5.3), whatever
+// the lifecycle controller does: the case an operator releases by hand
+const sts = (name: string, app = 'web', policy?: 'never') =>
+  world.pod({ name, owner: { kind: 'StatefulSet', name: app }, ...(policy ? { policy } : {}) });
+
+async function boundSts(
+  name: string,
+  node = 'a1',
+  app = 'web',
+  policy?: 'never',
+): Promise<{ pod: V1Pod; ip: string }> {
+  const pod = await sts(name, app, policy);
+  expect(await world.bind(pod, node)).toBe('');
+  const [ip] = await world.addressesOf(name);
+  return { pod, ip: ip! };
+}
+
+async function auditEvents(ip: string) {
+  await world.floatip.events.flush();
+  const events = await world.core.listNamespacedEvent({ namespace: 'default' });
+  return events.items.filter(
+    (e) =>
+      e.involvedObject.kind === 'FloatingIP' &&
+      e.involvedObject.apiVersion === 'galaxy.k8s.io/v1alpha1' &&
+      e.involvedObject.name === ip &&
+      e.reason === RELEASED_EVENT_REASON,
+  );
+}
+
+// ---- GET /v1/ip
+
+describe('R1 GET /v1/ip', () => {
+  test('R1a unfiltered: every configured address in numeric order, free ones included; exact counts past 2^53', async () => {
+    await boundSts('web-0');
+    const { status, text, body } = await get('/v1/ip');
+    expect(status).toBe(200);
+    expect(Object.keys(body)).toEqual([
+      'last',
+      'totalElements',
+      'totalPages',
+      'first',
+      'numberOfElements',
+      'size',
+      'number',
+      'content',
+    ]);
+    // written exactly, not rounded through a double
+    expect(BigInt(/"totalElements":(\d+)/.exec(text)![1]!)).toBe(TOTAL);
+    expect(BigInt(/"totalPages":(\d+)/.exec(text)![1]!)).toBe((TOTAL + 9n) / 10n);
+    expect(body).toMatchObject({ last: false, first: true, numberOfElements: 10, size: 10, number: 0 });
+    const content = body.content as Json[];
+    expect(content.map((i) => i.ip)).toEqual([
+      '10.0.100.2',
+      '10.0.100.3',
+      '10.0.100.4',
+      '10.0.100.5',
+      '10.0.100.6',
+      '10.0.100.7',
+      '10.0.100.8',
+      '10.0.100.9',
+      '10.0.100.10',
+      '10.0.100.11',
+    ]);
+    expect(Object.keys(content[0]!)).toEqual([
+      'ip',
+      'namespace',
+      'appName',
+      'podName',
+      'policy',
+      'appType',
+      'updateTime',
+      'status',
+    ]);
+    expect(content[0]).toMatchObject({
+      namespace: 'ns1',
+      appName: 'web',
+      podName: 'web-0',
+      appType: 'statefulset',
+    });
+    expect(content[1]).toEqual({ ip: '10.0.100.3', policy: 0, updateTime: '0001-01-01T00:00:00Z' });
+    // the IPv6 entry follows the IPv4 ones, whatever their order in the configuration
+    const later = await get('/v1/ip?page=1&size=19');
+    expect(ipsOf(later.body).slice(0, 5)).toEqual([
+      '10.0.102.2',
+      '10.0.102.3',
+      '10.0.102.4',
+      'fd00:100::2',
+      'fd00:100::3',
+    ]);
+    expect(ipsOf((await get('/v1/ip?sort=ip%20desc&size=2')).body)).toEqual([
+      'fd00:100::ffff:ffff:ffff:fffe',
+      'fd00:100::ffff:ffff:ffff:fffd',
+    ]);
+  });
+
+  test("R1b galaxy's paging: a last partial page, a page past the end (no content), nothing at all", async () => {
+    await hold('10.0.100.2', 'sts_ns1_web_web-0');
+    await hold('10.0.100.3', 'sts_ns1_web_web-1');
+    await hold('10.0.100.4', 'sts_ns1_web_web-2');
+    expect((await get('/v1/ip?namespace=ns1&appName=web&size=2&page=1')).body).toEqual({
+      last: true,
+      totalElements: 3,
+      totalPages: 2,
+      first: false,
+      numberOfElements: 1,
+      size: 2,
+      number: 1,
+      content: [
+        expect.objectContaining({ ip: '10.0.100.4', podName: 'web-2', status: 'Deleted', releasable: true }),
+      ],
+    });
+    const past = await get('/v1/ip?namespace=ns1&appName=web&size=2&page=7');
+    expect(past.text).toBe(
+      '{"last":true,"totalElements":3,"totalPages":2,"first":false,"numberOfElements":0,"size":2,"number":1}',
+    );
+    const none = await get('/v1/ip?namespace=nowhere');
+    expect(none.text).toBe(
+      '{"last":true,"totalElements":0,"totalPages":0,"first":true,"numberOfElements":0,"size":10,"number":0}',
+    );
+  });
+
+  test('R1c page and size are clamped as galaxy; an empty parameter is no parameter; a non-number is a 400', async () => {
+    await hold('10.0.100.2', 'sts_ns1_web_web-0');
+    const q = (query: string) => get(`/v1/ip?namespace=ns1&${query}`);
+    expect((await q('page=-4')).body).toMatchObject({ number: 0, first: true, numberOfElements: 1 });
+    expect((await q('size=0')).body).toMatchObject({ size: 10 });
+    expect((await q('size=20000')).body).toMatchObject({ size: 9999 });
+    expect((await q('page=1000000')).body).toMatchObject({ number: 0, numberOfElements: 0, last: true });
+    expect((await q('page=&size=&keyword=&sort=')).body).toMatchObject({
+      size: 10,
+      number: 0,
+      totalElements: 1,
+    });
+    expect((await q('sort=sideways')).status).toBe(200);
+    const bad = await q('page=abc');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({ code: 400, message: 'bad request: query.page: must be integer' });
+    expect((await q('size=1.5')).body).toEqual({
+      code: 400,
+      message: 'bad request: query.size: must be integer',
+    });
+  });
+
+  test('R1d status and releasable per IP: running, deleted, finished, parked, reserved', async () => {
+    const running = await boundSts('web-0');
+    const gone = await boundSts('web-1', 'a1', 'web', 'never');
+    await world.deletePod('web-1');
+    const done = await boundSts('web-2', 'a1', 'web', 'never');
+    await setPhase('web-2', 'Succeeded');
+    await hold('10.0.100.15', 'dp_ns1_api_');
+    await createObject('10.0.100.16', 'pool__reserved-for-node_', { reserved: 'for-node' });
+    const byIp = new Map(
+      ((await get('/v1/ip?size=50')).body.content as Json[]).map((i) => [i.ip as string, i] as const),
+    );
+    expect(byIp.get(running.ip)).toMatchObject({ status: 'Pending' });
+    expect(byIp.get(running.ip)).not.toHaveProperty('releasable');
+    expect(byIp.get(gone.ip)).toMatchObject({ status: 'Deleted', releasable: true });
+    expect(byIp.get(done.ip)).toMatchObject({ status: 'Succeeded', releasable: true });
+    expect(byIp.get('10.0.100.15')).toMatchObject({
+      namespace: 'ns1',
+      appName: 'api',
+      appType: 'deployment',
+      policy: 2,
+      status: 'Deleted',
+      releasable: true,
+    });
+    expect(byIp.get('10.0.100.15')).not.toHaveProperty('podName');
+    expect(byIp.get('10.0.100.16')).toEqual({
+      ip: '10.0.100.16',
+      poolName: 'reserved-for-node',
+      policy: 2,
+      updateTime: '2020-01-01T00:00:00Z',
+    });
+  });
+
+  test('R1e galaxy-shaped filters keep their answers; the broken ones now match exactly (§12.14)', async () => {
+    await hold('10.0.100.10', 'sts_ns1_web_web-1');
+    await hold('10.0.100.9', 'sts_ns1_web_web-10');
+    await hold('10.0.100.3', 'dp_ns1_api_api-5f7-abc');
+    await hold('10.0.100.4', 'dp_ns1_api_');
+    await hold('10.0.100.5', 'pool__p1_dp_ns2_front_front-9c-x');
+    await hold('10.0.100.6', 'pool__p1_');
+    await hold('fd00:100::2', 'sts_ns2_db_db-0');
+    const list = async (query: string) => ipsOf((await get(`/v1/ip?size=100&${query}`)).body);
+    // galaxy's answers
+    expect(await list('namespace=ns1&appName=web')).toEqual(['10.0.100.9', '10.0.100.10']);
+    expect(await list('namespace=ns1&appName=api&appType=deployment')).toEqual(['10.0.100.3', '10.0.100.4']);
+    expect(await list('poolName=p1')).toEqual(['10.0.100.5', '10.0.100.6']);
+    expect(await list('keyword=web-1')).toEqual(['10.0.100.9', '10.0.100.10']);
+    // exact pod: web-1 is not web-10
+    expect(await list('namespace=ns1&appName=web&podName=web-1')).toEqual(['10.0.100.10']);
+    // galaxy matched nothing for these
+    expect(await list('namespace=ns2')).toEqual(['10.0.100.5', 'fd00:100::2']);
+    expect(await list('appName=web')).toEqual(['10.0.100.9', '10.0.100.10']);
+    expect(await list('appName=front&poolName=p1')).toEqual(['10.0.100.5']);
+    // ... and everything for these
+    expect(await list('podName=db-0')).toEqual(['fd00:100::2']);
+    expect(await list('appType=deployment')).toEqual(['10.0.100.3', '10.0.100.4', '10.0.100.5']);
+    // numeric IP order, and the sorts galaxy got wrong
+    expect(await list('keyword=_&sort=ip')).toEqual([
+      '10.0.100.3',
+      '10.0.100.4',
+      '10.0.100.5',
+      '10.0.100.6',
+      '10.0.100.9',
+      '10.0.100.10',
+      'fd00:100::2',
+    ]);
+    expect(await list('keyword=_&sort=namespace')).toEqual([
+      '10.0.100.6',
+      '10.0.100.3',
+      '10.0.100.4',
+      '10.0.100.9',
+      '10.0.100.10',
+      '10.0.100.5',
+      'fd00:100::2',
+    ]);
+    expect(await list('keyword=_&sort=PODNAME%20DESC')).toEqual([
+      '10.0.100.9',
+      '10.0.100.10',
+      '10.0.100.5',
+      'fd00:100::2',
+      '10.0.100.3',
+      '10.0.100.4',
+      '10.0.100.6',
+    ]);
+  });
+});
+
+// ---- GET /v1/ip/{ip} and /v1/subnets
+
+describe('R2 GET /v1/ip/{ip}', () => {
+  test('R2a an allocated address, a free one, an IPv6 one in any form, one outside the configuration', async () => {
+    const { pod, ip } = await boundSts('web-0');
+    const one = await get(`/v1/ip/${ip}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual({
+      code: 200,
+      message: '',
+      content: {
+        ip,
+        namespace: 'ns1',
+        appName: 'web',
+        podName: 'web-0',
+        policy: 0,
+        appType: 'statefulset',
+        updateTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
+        status: 'Pending',
+        key: 'sts_ns1_web_web-0',
+        nodeName: 'a1',
+        podUid: pod.metadata!.uid,
+        reserved: false,
+        configured: true,
+        network: { entry: 0, subnet: '10.0.100.0/24', gateway: '10.0.100.1', vlan: 2 },
+      },
+    });
+    expect((await get('/v1/ip/10.0.100.20')).body.content).toEqual({
+      ip: '10.0.100.20',
+      policy: 0,
+      updateTime: '0001-01-01T00:00:00Z',
+      key: '',
+      nodeName: '',
+      podUid: '',
+      reserved: false,
+      configured: true,
+      network: { entry: 0, subnet: '10.0.100.0/24', gateway: '10.0.100.1', vlan: 2 },
+    });
+    expect((await get('/v1/ip/fd00:100:0:0::ff')).body.content).toMatchObject({
+      ip: 'fd00:100::ff',
+      network: { entry: 1, subnet: 'fd00:100::/64', gateway: 'fd00:100::1', vlan: 0 },
+    });
+    const missing = await get('/v1/ip/10.0.100.200');
+    expect([missing.status, missing.body]).toEqual([
+      404,
+      { code: 404, message: 'not found: 10.0.100.200 is not in any configured range' },
+    ]);
+    const bad = await get('/v1/ip/10.0.100.256');
+    expect([bad.status, bad.body]).toEqual([
+      400,
+      { code: 400, message: 'bad request: params.ip: "10.0.100.256" is not a valid ip' },
+    ]);
+  });
+
+  test('R2b an orphan (allocated outside the configuration) is shown, unconfigured', async () => {
+    await createObject('10.0.100.200', 'sts_ns1_old_old-0');
+    expect((await get('/v1/ip/10.0.100.200')).body.content).toMatchObject({
+      ip: '10.0.100.200',
+      key: 'sts_ns1_old_old-0',
+      configured: false,
+      releasable: true,
+    });
+    expect((await get('/v1/ip/10.0.100.200')).body.content).not.toHaveProperty('network');
+    // and the unfiltered list has it in its place
+    expect(ipsOf((await get('/v1/ip?page=1&size=10')).body)).toEqual([
+      '10.0.100.12',
+      '10.0.100.13',
+      '10.0.100.14',
+      '10.0.100.15',
+      '10.0.100.16',
+      '10.0.100.17',
+      '10.0.100.18',
+      '10.0.100.19',
+      '10.0.100.20',
+      '10.0.100.200',
+    ]);
+  });
+});
+
+describe('R3 GET /v1/subnets', () => {
+  test('R3a per entry: totals (exact, as strings), allocated, reserved, free, orphaned', async () => {
+    await boundSts('web-0');
+    await boundSts('db-0', 'b1', 'db');
+    await createObject('10.0.100.16', 'pool__reserved-for-node_', { reserved: '' });
+    await createObject('10.0.100.200', 'sts_ns1_old_old-0');
+    await createObject('192.168.50.5', 'sts_ns1_old_old-1');
+    const { status, body } = await get('/v1/subnets');
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      code: 200,
+      message: '',
+      content: {
+        entries: [
+          {
+            entry: 0,
+            family: 4,
+            subnet: '10.0.100.0/24',
+            firstIP: '10.0.100.2',
+            nodeSubnets: [A],
+            total: '19',
+            allocated: 2,
+            reserved: 1,
+            free: '17',
+            orphaned: 1,
+          },
+          {
+            entry: 1,
+            family: 6,
+            subnet: 'fd00:100::/64',
+            firstIP: 'fd00:100::2',
+            nodeSubnets: [B],
+            total: V6_SIZE.toString(),
+            allocated: 1,
+            reserved: 0,
+            free: (V6_SIZE - 1n).toString(),
+            orphaned: 0,
+          },
+          {
+            entry: 2,
+            family: 4,
+            subnet: '10.0.102.0/24',
+            firstIP: '10.0.102.2',
+            nodeSubnets: [C],
+            total: '3',
+            allocated: 0,
+            reserved: 0,
+            free: '3',
+            orphaned: 0,
+          },
+        ],
+        orphaned: 2,
+        orphans: ['10.0.100.200', '192.168.50.5'],
+      },
+    });
+  });
+});
+
+// ---- POST /v1/ip
+
+describe('R4 POST /v1/ip', () => {
+  test("R4a a deleted pod's IP: galaxy's 200, the object gone, an audit Event and log line", async () => {
+    const { ip } = await boundSts('web-0', 'a1', 'web', 'never');
+    await world.deletePod('web-0');
+    const res = await post('/v1/ip', {
+      ips: [{ ip, namespace: 'ns1', appName: 'web', podName: 'web-0', appType: 'statefulset' }],
+    });
+    expect([res.status, res.text]).toEqual([200, '{"code":200,"message":""}']);
+    expect(world.floatip.allocator.get(ip)).toBeUndefined();
+    const events = await auditEvents(ip);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.type).toBe('Normal');
+    expect(events[0]!.message).toMatch(
+      new RegExp(
+        `^released ${ip.replace(/\./g, '\\.')} from sts_ns1_web_web-0 \\(by anonymous \\(.*127\\.0\\.0\\.1\\) via rest\\): `,
+      ),
+    );
+  });
+
+  test('R4b an empty appType means statefulset in the release too (§12.12)', async () => {
+    const { ip } = await boundSts('web-0', 'a1', 'web', 'never');
+    await world.deletePod('web-0');
+    const res = await post('/v1/ip', { ips: [{ ip, namespace: 'ns1', appName: 'web', podName: 'web-0' }] });
+    expect(res.status).toBe(200);
+    expect(world.floatip.allocator.get(ip)).toBeUndefined();
+  });
+
+  test('R4c refused: a running pod, a changed owner, a reserved IP, a free one, an unknown one; nothing changes', async () => {
+    const running = await boundSts('web-0');
+    const moved = await boundSts('web-1');
+    await createObject('10.0.100.16', 'pool__reserved-for-node_', { reserved: 'x' });
+    const res = await post('/v1/ip', {
+      ips: [
+        { ip: running.ip, namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        // the caller believes web-9 holds it; web-1 does
+        { ip: moved.ip, namespace: 'ns1', appName: 'web', podName: 'web-9' },
+        { ip: '10.0.100.16', poolName: 'reserved-for-node' },
+        { ip: '10.0.100.19', namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        { ip: '192.168.7.7', namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        { ip: '10.0.100.18' },
+      ],
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      code: 202,
+      message: 'Released 0 ips, 6 ips failed, please check the reasons why they failed',
+      // galaxy's order: judged unreleasable first, then failed releases, each in request order
+      unreleased: [running.ip, '10.0.100.16', '10.0.100.18', moved.ip, '10.0.100.19', '192.168.7.7'],
+      reasons: [
+        `releasable is false, pod status Pending: pod ns1_web-0 (uid ${running.pod.metadata!.uid}) is running`,
+        'releasable is false: 10.0.100.16 is reserved (its FloatingIP 10.0.100.16 has the label "reserved"; remove the label or the object to free it)',
+        'releasable is false: the entry names no owner (give poolName, or namespace, appName and podName)',
+        `ip allocated to another pod sts_ns1_web_web-1 (the request names sts_ns1_web_web-9)`,
+        '10.0.100.19 is not allocated (already released)',
+        '192.168.7.7 is not in any configured range',
+      ],
+    });
+    expect(world.floatip.allocator.get(running.ip)?.key).toBe('sts_ns1_web_web-0');
+    expect(world.floatip.allocator.get(moved.ip)?.key).toBe('sts_ns1_web_web-1');
+    expect(world.floatip.allocator.get('10.0.100.16')?.reserved).toBe(true);
+    expect(await auditEvents(running.ip)).toEqual([]);
+  });
+
+  test('R4d a finished pod, and a newer pod of the same name, no longer hold their IPs', async () => {
+    const done = await boundSts('web-0', 'a1', 'web', 'never');
+    await setPhase('web-0', 'Failed');
+    // web-1 as it is when its old pod's deletion has not been handled yet: the address still
+    // records the old pod's UID while a new web-1 (another UID) waits to be scheduled
+    await sts('web-1');
+    await hold('10.0.100.12', 'sts_ns1_web_web-1', {
+      ...never,
+      nodeName: 'a1',
+      podUid: 'uid-of-the-old-web-1',
+    });
+    const res = await post('/v1/ip', {
+      ips: [
+        { ip: done.ip, namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        { ip: '10.0.100.12', namespace: 'ns1', appName: 'web', podName: 'web-1' },
+      ],
+    });
+    expect([res.status, res.body]).toEqual([200, { code: 200, message: '' }]);
+    // a finished pod keeps its annotation; the consistency check is for pods that may still run
+    await world.deletePod('web-0');
+  });
+
+  test("R4e parked addresses: an app's (appType deployment) and a pool's; mixed outcome is a 202", async () => {
+    await hold('10.0.100.2', 'dp_ns1_api_');
+    await hold('10.0.100.3', 'pool__p1_');
+    await hold('fd00:100::7', 'pool__p1_');
+    const res = await post('/v1/ip', {
+      ips: [
+        { ip: '10.0.100.2', namespace: 'ns1', appName: 'api', appType: 'deployment' },
+        { ip: '10.0.100.3', poolName: 'p1' },
+        // any textual form of an IPv6 address
+        { ip: 'FD00:100:0::7', poolName: 'p1' },
+        { ip: '10.0.100.4', poolName: 'p1' },
+      ],
+    });
+    expect(res.body).toEqual({
+      code: 202,
+      message: 'Released 3 ips, 1 ips failed, please check the reasons why they failed',
+      unreleased: ['10.0.100.4'],
+      reasons: ['10.0.100.4 is not allocated (already released)'],
+    });
+    expect(world.floatip.allocator.byPrefix('pool__p1_')).toEqual([]);
+    expect(await auditEvents('fd00-100--7')).toHaveLength(1);
+  });
+
+  test('R4f dryRun answers what would be released and why, and changes nothing', async () => {
+    const running = await boundSts('web-0');
+    await hold('10.0.100.10', 'dp_ns1_api_');
+    const before = [...world.floatip.allocator.all()].map((a) => ({ ...a }));
+    const request = {
+      ips: [
+        { ip: '10.0.100.10', namespace: 'ns1', appName: 'api', appType: 'deployment' },
+        { ip: running.ip, namespace: 'ns1', appName: 'web', podName: 'web-0' },
+      ],
+    };
+    const res = await post('/v1/ip?dryRun=true', request);
+    expect(res.body).toEqual({
+      code: 202,
+      message: 'dry run: would release 1 ips, 1 ips would fail, please check the reasons why they would fail',
+      dryRun: true,
+      released: ['10.0.100.10'],
+      unreleased: [running.ip],
+      reasons: [expect.stringMatching(/^releasable is false, pod status Pending: pod ns1_web-0/)],
+    });
+    const ok = await post('/v1/ip?dryRun=true', { ips: [request.ips[0]] });
+    expect(ok.body).toEqual({
+      code: 200,
+      message: 'dry run: would release 1 ips',
+      dryRun: true,
+      released: ['10.0.100.10'],
+    });
+    expect([...world.floatip.allocator.all()].map((a) => ({ ...a }))).toEqual(before);
+    expect(await auditEvents('10.0.100.10')).toEqual([]);
+    // and for real
+    expect((await post('/v1/ip?dryRun=false', { ips: [request.ips[0]] })).status).toBe(200);
+    expect(world.floatip.allocator.get('10.0.100.10')).toBeUndefined();
+  });
+
+  test('R4g bad input: one invalid IP refuses the whole request (galaxy), bad JSON, a non-JSON body', async () => {
+    await hold('10.0.100.2', 'pool__p1_');
+    const res = await post('/v1/ip', { ips: [{ ip: '10.0.100.2', poolName: 'p1' }, { ip: 'not-an-ip' }] });
+    expect([res.status, res.body]).toEqual([
+      400,
+      { code: 400, message: 'bad request: body.ips[1].ip: "not-an-ip" is not a valid ip' },
+    ]);
+    expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
+    expect((await post('/v1/ip', { ips: [{ poolName: 'p1' }] })).body).toEqual({
+      code: 400,
+      message: 'bad request: body.ips[0].ip: is required',
+    });
+    expect((await post('/v1/ip', { ips: 'all' })).body).toEqual({
+      code: 400,
+      message: 'bad request: body.ips: must be array',
+    });
+    const broken = await world.rest('POST', '/v1/ip', '{"ips": [');
+    expect(broken.status).toBe(400);
+    expect((broken.json as Json).message).toMatch(/^bad request: invalid JSON: /);
+    const text = await world.rest('POST', '/v1/ip', 'ips=all', { 'Content-Type': 'text/plain' });
+    expect(text.status).toBe(415);
+    expect((text.json as Json).code).toBe(415);
+    // galaxy's empty request releases nothing, successfully
+    expect((await post('/v1/ip', {})).body).toEqual({ code: 200, message: '' });
+  });
+});
+
+// ---- pools
+
+describe('R5 /v1/pool', () => {
+  test('R5a create, read, update, delete, in the pool namespace; 404s in the envelope', async () => {
+    const created = await post('/v1/pool', { name: 'sample-pool', size: 4 });
+    expect([created.status, created.text]).toEqual([200, '{"code":200,"message":""}']);
+    expect((await get('/v1/pool/sample-pool')).text).toBe(
+      '{"code":200,"message":"","pool":{"name":"sample-pool","size":4,"preAllocateIP":false}}',
+    );
+    const object = (await world.custom.getNamespacedCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      namespace: 'kube-system',
+      plural: 'pools',
+      name: 'sample-pool',
+    })) as Json;
+    expect([object.size, object.preAllocateIP]).toEqual([4, false]);
+    expect((await post('/v1/pool', { name: 'sample-pool', size: 6 })).status).toBe(200);
+    expect((await get('/v1/pool/sample-pool')).body.pool).toEqual({
+      name: 'sample-pool',
+      size: 6,
+      preAllocateIP: false,
+    });
+    const deleted = await world.rest('DELETE', '/v1/pool/sample-pool');
+    expect([deleted.status, deleted.text]).toEqual([200, '{"code":200,"message":""}']);
+    const missing = await get('/v1/pool/sample-pool');
+    expect([missing.status, missing.text]).toEqual([
+      404,
+      '{"code":404,"message":"not found: pool sample-pool"}',
+    ]);
+    const again = await world.rest('DELETE', '/v1/pool/sample-pool');
+    expect([again.status, again.json]).toEqual([404, { code: 404, message: 'not found: pool sample-pool' }]);
+  });
+
+  test('R5b preAllocateIP parks addresses at pool__<name>_ (policy never, no node), lowest first, subnets in name order', async () => {
+    const res = await post('/v1/pool', { name: 'p1', size: 3, preAllocateIP: true });
+    expect([res.status, res.body]).toEqual([200, { code: 200, message: '', realPoolSize: 3 }]);
+    const parked = world.floatip.allocator.byKey('pool__p1_');
+    expect(parked.map((a) => [a.ip, a.policy, a.nodeName, a.podUid])).toEqual([
+      ['10.0.100.2', 2, '', ''],
+      ['10.0.100.3', 2, '', ''],
+      ['10.0.100.4', 2, '', ''],
+    ]);
+    // already big enough: nothing more, nothing released
+    expect((await post('/v1/pool', { name: 'p1', size: 2, preAllocateIP: true })).body).toEqual({
+      code: 200,
+      message: '',
+      realPoolSize: 3,
+    });
+    // past subnet A (19 addresses) it goes on in the next node subnet by name: B, IPv6
+    expect((await post('/v1/pool', { name: 'p1', size: 21, preAllocateIP: true })).body).toEqual({
+      code: 200,
+      message: '',
+      realPoolSize: 21,
+    });
+    expect(
+      world.floatip.allocator
+        .byKey('pool__p1_')
+        .filter((a) => a.ip.includes(':'))
+        .map((a) => a.ip),
+    ).toEqual(['fd00:100::2', 'fd00:100::3']);
+    // a deployment pod of the pool takes a parked one
+    const listed = await get('/v1/ip?poolName=p1&size=50');
+    expect(listed.body).toMatchObject({ totalElements: 21 });
+    expect((listed.body.content as Json[])[0]).toMatchObject({
+      poolName: 'p1',
+      policy: 2,
+      status: 'Deleted',
+      releasable: true,
+    });
+  });
+
+  test('R5c bad pools are 400s naming the field; galaxy’s message for an empty name', async () => {
+    const cases: [unknown, string][] = [
+      [{ name: '' }, 'bad request: pool name is empty'],
+      [{}, 'bad request: body.name: is required'],
+      [
+        { name: 'Bad_Name' },
+        'bad request: body.name: must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"',
+      ],
+      [{ name: 'p', size: -1 }, 'bad request: body.size: must be >= 0'],
+      [{ name: 'p', size: 'four' }, 'bad request: body.size: must be integer'],
+      // JSON types are not coerced (galaxy's Go decoder refuses a string for an int too)
+      [{ name: 'p', size: '4' }, 'bad request: body.size: must be integer'],
+      [{ name: 'p', preAllocateIP: 'yes' }, 'bad request: body.preAllocateIP: must be boolean'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post('/v1/pool', body);
+      expect([JSON.stringify(body), res.status, res.body]).toEqual([
+        JSON.stringify(body),
+        400,
+        { code: 400, message },
+      ]);
+    }
+  });
+});
+
+describe('R5 /v1/pool when addresses run out', () => {
+  test("R5d galaxy's 202 No enough IPs, with how many it got; then, with no free address anywhere, at once", async () => {
+    // without the IPv6 /64, 19 + 3 addresses in all
+    await world.core.patchNamespacedConfigMap(
+      {
+        name: 'floatingip-config',
+        namespace: 'kube-system',
+        body: { data: { floatingips: JSON.stringify([CONFIG[0], CONFIG[2]]) } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually('the new configuration', async () => world.floatip.allocator.stats().length === 2);
+    const res = await post('/v1/pool', { name: 'big', size: 30, preAllocateIP: true });
+    expect([res.status, res.text]).toEqual([202, '{"code":202,"message":"No enough IPs","realPoolSize":22}']);
+    expect(
+      world.floatip.allocator
+        .byKey('pool__big_')
+        .map((a) => a.ip)
+        .slice(-4),
+    ).toEqual(['10.0.100.20', '10.0.102.2', '10.0.102.3', '10.0.102.4']);
+    const again = await post('/v1/pool', { name: 'big', size: 5, preAllocateIP: true });
+    expect([again.status, again.body]).toEqual([
+      202,
+      { code: 202, message: 'No enough IPs', realPoolSize: 22 },
+    ]);
+    // the Pool object was stored all the same
+    expect((await get('/v1/pool/big')).body.pool).toEqual({ name: 'big', size: 5, preAllocateIP: true });
+  });
+});
+
+// ---- meta, errors
+
+describe('R6 the description and the errors', () => {
+  test('R6a /openapi.json and /apidocs.json serve the document; /apidocs/ the UI', async () => {
+    const doc = await get('/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(doc.body).toMatchObject({
+      openapi: expect.stringMatching(/^3\./),
+      info: { title: 'floatip REST API' },
+    });
+    expect((await get('/apidocs.json')).body).toEqual(doc.body);
+    const ui = await world.rest('GET', '/apidocs/');
+    expect(ui.status).toBe(200);
+    expect(ui.headers.get('content-type')).toMatch(/text\/html/);
+    expect(ui.text).toContain('swagger-ui-bundle.js');
+    const init = await world.rest('GET', '/apidocs/swagger-ui-init.js');
+    expect(init.text).toContain('"floatip REST API"');
+  });
+
+  test('R6b unknown paths 404, wrong methods 405, in the envelope', async () => {
+    expect((await get('/v1/nothing')).body).toEqual({
+      code: 404,
+      message: 'not found: no route GET /v1/nothing',
+    });
+    expect((await get('/elsewhere')).body).toEqual({
+      code: 404,
+      message: 'not found: no route GET /elsewhere',
+    });
+    const put = await world.rest('PUT', '/v1/ip', {});
+    expect([put.status, put.json]).toEqual([405, { code: 405, message: 'method not allowed: PUT /v1/ip' }]);
+  });
+});
+
+// ---- races
+
+describe('R7 a release racing a bind never assigns an address twice', () => {
+  const ROUNDS = 12;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // [release delay, bind delay] per round: simultaneous, each side clearly first, and near misses
+  const STAGGER: [number, number][] = [
+    [0, 0],
+    [0, 400],
+    [400, 0],
+    [0, 5],
+    [5, 0],
+    [0, 20],
+    [20, 0],
+    [0, 0],
+    [2, 0],
+    [0, 2],
+    [40, 0],
+    [0, 40],
+  ];
+  const staggered = <T>(ms: number, work: () => Promise<T>) => sleep(ms).then(work);
+
+  /** The lowest address of subnet A no one holds. */
+  const freeInA = (): string => {
+    for (let n = 2; n <= 20; n++) if (!world.floatip.allocator.get(`10.0.100.${n}`)) return `10.0.100.${n}`;
+    throw new Error('subnet A is full');
+  };
+
+  // each round has its own pod (and address), so that nothing needs cleaning up between rounds
+  test("R7a a deployment's parked address: released through the API while a pod of the app unparks it", async () => {
+    await world.deployment('app', ROUNDS + 1);
+    const outcomes = new Set<number>();
+    for (let round = 0; round < ROUNDS; round++) {
+      const parked = freeInA();
+      await hold(parked, 'dp_ns1_app_');
+      const name = `app-7f9c-${round}`;
+      const pod = await world.pod({ name, owner: { kind: 'ReplicaSet', name: 'app-7f9c' }, policy: 'never' });
+      const [releaseAfter, bindAfter] = STAGGER[round % STAGGER.length]!;
+      const [released, bound] = await Promise.all([
+        staggered(releaseAfter, () =>
+          world.rest('POST', '/v1/ip', {
+            ips: [{ ip: parked, namespace: 'ns1', appName: 'app', appType: 'deployment' }],
+          }),
+        ),
+        staggered(bindAfter, () => world.bind(pod, 'a1')),
+      ]);
+      outcomes.add(released.status);
+      expect(bound).toBe('');
+      const [ip] = await world.addressesOf(name);
+      // whichever came first, the pod holds its address alone, and the object says so
+      expect(world.floatip.allocator.get(ip!)?.key).toBe(`dp_ns1_app_${name}`);
+      expect(world.floatip.allocator.byKey(`dp_ns1_app_${name}`)).toHaveLength(1);
+      if (released.status === 202) {
+        expect((released.json as Json).reasons).toEqual([
+          `ip allocated to another pod dp_ns1_app_${name} (the request names dp_ns1_app_)`,
+        ]);
+      }
+      await world.expectConsistent();
+    }
+    // both orders happened (the staggered rounds make sure of it)
+    expect([...outcomes].sort()).toEqual([200, 202]);
+  });
+
+  test("R7b a deleted pod's address: released while a new pod of the same name is created and bound", async () => {
+    const outcomes = new Set<number>();
+    for (let round = 0; round < ROUNDS; round++) {
+      const name = `web-${round}`;
+      const key = `sts_ns1_web_${name}`;
+      // what is left of a never-policy StatefulSet pod that is gone: the key, no node, no UID
+      const kept = freeInA();
+      await hold(kept, key);
+      const [releaseAfter, createAfter] = STAGGER[round % STAGGER.length]!;
+      const [released, bound] = await Promise.all([
+        staggered(releaseAfter, () =>
+          world.rest('POST', '/v1/ip', {
+            ips: [{ ip: kept, namespace: 'ns1', appName: 'web', podName: name }],
+          }),
+        ),
+        staggered(createAfter, async () => {
+          // created straight on the API server: the race includes floatip's cache catching up
+          const pod = await world.core.createNamespacedPod({
+            namespace: 'ns1',
+            body: {
+              metadata: {
+                name,
+                ownerReferences: [
+                  {
+                    apiVersion: 'apps/v1',
+                    kind: 'StatefulSet',
+                    name: 'web',
+                    uid: 'uid-web',
+                    controller: true,
+                  },
+                ],
+              },
+              spec: {
+                containers: [
+                  {
+                    name: 'c',
+                    image: 'pause',
+                    resources: { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } },
+                  },
+                ],
+              },
+            },
+          });
+          return world.bind(pod, 'a1');
+        }),
+      ]);
+      expect(bound).toBe('');
+      outcomes.add(released.status);
+      if (released.status === 202) {
+        expect((released.json as Json).reasons).toEqual([
+          expect.stringMatching(
+            new RegExp(`^releasable is false, pod status Pending: pod ns1_${name} \\(uid .*\\) is running$`),
+          ),
+        ]);
+      }
+      const [ip] = await world.addressesOf(name);
+      expect(world.floatip.allocator.get(ip!)?.key).toBe(key);
+      expect(world.floatip.allocator.byKey(key)).toHaveLength(1);
+      await world.expectConsistent();
+    }
+    expect([...outcomes].sort()).toEqual([200, 202]);
+  });
+
+  test('R7c two releases of one address: exactly one succeeds', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      await hold('10.0.100.5', 'pool__p1_');
+      const request = { ips: [{ ip: '10.0.100.5', poolName: 'p1' }] };
+      const answers = await Promise.all([
+        post('/v1/ip', request),
+        post('/v1/ip', request),
+        post('/v1/ip', request),
+      ]);
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 202, 202]);
+      expect(world.floatip.allocator.get('10.0.100.5')).toBeUndefined();
+    }
+    expect(await auditEvents('10.0.100.5')).toHaveLength(ROUNDS);
+  });
+});
+
+// ---- the hooks: authentication (identity for the audit trail) and metrics
+
+describe('R8 hooks', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((resolve) => {
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    server = undefined;
+  });
+
+  async function serve(app: ReturnType<typeof restApp>): Promise<string> {
+    server = createServer(app);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  test('R8b a follower (serving false) answers reads and refuses changes with 503', async () => {
+    const f = world.floatip;
+    const url = await serve(
+      restApp({
+        allocator: f.allocator,
+        store: f.store,
+        cluster: f.cluster,
+        pools: f.pools,
+        locks: f.locks,
+        events: f.events,
+        log: pino({ level: 'silent' }),
+        validateResponses: true,
+        serving: () => false,
+      }),
+    );
+    await hold('10.0.100.7', 'pool__p1_');
+    expect((await fetch(`${url}/v1/ip?poolName=p1`)).status).toBe(200);
+    const write = (method: string, path: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { 'Content-Type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    for (const res of [
+      await write('POST', '/v1/ip', { ips: [{ ip: '10.0.100.7', poolName: 'p1' }] }),
+      await write('POST', '/v1/pool', { name: 'p2' }),
+      await write('DELETE', '/v1/pool/p2'),
+    ]) {
+      expect([res.status, await res.json()]).toEqual([
+        503,
+        { code: 503, message: 'service unavailable: this replica does not lead; send changes to the leader' },
+      ]);
+    }
+    expect(world.floatip.allocator.get('10.0.100.7')?.key).toBe('pool__p1_');
+  });
+
+  test('R8a an authentication middleware names the caller in the audit trail; /metrics serves the handler', async () => {
+    const lines: Json[] = [];
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as Json);
+          done();
+        },
+      }),
+    );
+    const f = world.floatip;
+    const app = restApp({
+      allocator: f.allocator,
+      store: f.store,
+      cluster: f.cluster,
+      pools: f.pools,
+      locks: f.locks,
+      events: f.events,
+      log,
+      validateResponses: true,
+      authenticate: (req, _res, next) => {
+        if (req.headers.authorization !== 'Bearer alice-token')
+          throw new ApiError(401, 'a bearer token is required');
+        req.identity = { user: 'alice' };
+        next();
+      },
+      metrics: (_req, res) => {
+        res.type('text/plain').send('galaxy_ip_counter{type="total"} 19\n');
+      },
+    });
+    server = createServer(app);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await hold('10.0.100.7', 'pool__p1_');
+    const release = (headers: Record<string, string>) =>
+      fetch(`${url}/v1/ip`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify({ ips: [{ ip: '10.0.100.7', poolName: 'p1' }] }),
+      });
+    const refused = await release({});
+    expect([refused.status, await refused.json()]).toEqual([
+      401,
+      { code: 401, message: 'unauthorized: a bearer token is required' },
+    ]);
+    // the description and the metrics stay public
+    expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
+    const metrics = await fetch(`${url}/metrics`);
+    expect([metrics.status, await metrics.text()]).toEqual([200, 'galaxy_ip_counter{type="total"} 19\n']);
+    expect((await release({ Authorization: 'Bearer alice-token' })).status).toBe(200);
+    const audit = lines.find((l) => l.audit === 'release');
+    expect(audit).toMatchObject({
+      ip: '10.0.100.7',
+      key: 'pool__p1_',
+      actor: expect.stringMatching(/^alice \(.*127\.0\.0\.1\)$/),
+      via: 'rest',
+      reason: 'requested through POST /v1/ip (pod status Deleted)',
+      msg: 'floating IP released',
+    });
+    const [event] = await auditEvents('10.0.100.7');
+    expect(event?.message).toMatch(/by alice \(/);
+  });
+});
