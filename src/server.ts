@@ -129,6 +129,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         leakFound: () => metrics?.leaks.inc(),
         retried: () => metrics?.writeRetries.inc({ what: 'release-job' }),
       },
+      { events, log },
     );
     metrics = new Metrics({ allocator, queue: lifecycle.queue, isLeader });
     lifecycle.attach();

@@ -20,6 +20,7 @@ import type { ClusterCache } from '../kube/cluster.js';
 import { isFinished, keyOfPod, podName, policyOfPod, wantsFloatingIP } from '../kube/pod.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
+import { type AuditSink, auditRelease } from '../store/release-audit.js';
 import { QUEUE_DEFAULTS, type QueueOptions, ReleaseQueue } from './release-queue.js';
 import { type Workloads, rolloutOf } from './workloads.js';
 
@@ -67,6 +68,8 @@ export class Lifecycle {
     private readonly log: Logger,
     private readonly options: LifecycleOptions,
     private readonly observer: LifecycleObserver = {},
+    /** Where automatic releases are audited (an Event on the FloatingIP and a log line), as REST's are. */
+    private readonly audit?: AuditSink,
   ) {
     this.queue = new ReleaseQueue<V1Pod>(
       (pod, attempt) => {
@@ -184,7 +187,7 @@ export class Lifecycle {
           : 0;
         const action = decideRelease(key, policy, { ...facts, held: appHeld });
         await this.apply(allocation, action, decidedAt);
-        this.observer.released?.(allocation, action, cause);
+        this.audited(allocation, action, cause);
         this.log.info(
           { ip: allocation.ip, key: key.text, action: action.kind, why: action.why, cause },
           'address after its pod',
@@ -216,6 +219,25 @@ export class Lifecycle {
         }
         return;
     }
+  }
+
+  /** Counts an action, and audits a release like the REST API's (an Event and a log line). */
+  private audited(
+    allocation: Allocation,
+    action: ReleaseAction,
+    cause: 'pod-gone' | 'leak' | 'rollout' | 'ttl',
+  ): void {
+    this.observer.released?.(allocation, action, cause);
+    if (action.kind !== 'release' || !this.audit) return;
+    auditRelease(this.audit, {
+      ip: allocation.ip,
+      key: allocation.key,
+      podUid: allocation.podUid,
+      nodeName: allocation.nodeName,
+      actor: 'floatip lifecycle',
+      via: cause,
+      reason: action.why,
+    });
   }
 
   // ---- adoption (galaxy's syncPodIP)

@@ -168,11 +168,17 @@ describe('E6-2 Deployments', () => {
 });
 
 describe('E6-3 bare pods and custom workloads', () => {
-  test('E6-3a a bare pod’s address is released with it', async () => {
+  test('E6-3a a bare pod’s address is released with it, and the release is audited with an Event', async () => {
     const ip = await running({ name: 'solo' });
     await world.deletePod('solo');
     await world.settle();
     expect(world.floatip.allocator.get(ip)).toBeUndefined();
+    await world.floatip.events.flush();
+    const events = await world.core.listNamespacedEvent({ namespace: 'default' });
+    const audit = events.items.find((e) => e.reason === 'FloatingIPReleased' && e.involvedObject.name === ip);
+    expect(audit?.message).toBe(
+      `released ${ip} from NULL_ns1_NULL_solo (by floatip lifecycle via pod-gone): deletedAndIPMutablePod`,
+    );
   });
 
   test('E6-3b a scalable custom workload (scale subresource, served at its own version) keeps addresses by index', async () => {
