@@ -2,9 +2,11 @@
 // in reverse. Start: CRDs -> configuration -> FloatingIP objects restored -> Pools and cluster
 // caches -> the extender listens.
 import { type RequestListener, type Server, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { restApp } from './api/index.js';
+import { kubernetesAuth } from './api/kube-auth.js';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
@@ -38,6 +40,10 @@ export interface FloatipOptions {
   readonly port: number;
   /** The REST API's port (galaxy: 9041); 0 or absent picks a free one. */
   readonly apiPort?: number;
+  /** `kubernetes`: REST callers authenticated by TokenReview, authorised by SubjectAccessReview; `none` (default): galaxy's open API. */
+  readonly apiAuth?: 'none' | 'kubernetes';
+  /** Serve both ports over TLS with this certificate and key (PEM). */
+  readonly tls?: { readonly cert: string; readonly key: string };
   /** Check the REST API's answers against its OpenAPI document (tests). */
   readonly validateApiResponses?: boolean;
   readonly log: Logger;
@@ -162,6 +168,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       extenderApp(extender, nodes, log, { serving, metrics }, inFlight),
       options.bind,
       options.port,
+      options.tls,
     );
     // stop taking binds, finish those in flight, then close
     stops.push(async () => {
@@ -169,8 +176,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       await inFlight.drained();
       await close(server);
     });
-    const { port } = server.address() as AddressInfo;
-    const extenderUrl = `http://${options.bind === '0.0.0.0' ? '127.0.0.1' : options.bind}:${port}`;
+    const extenderUrl = urlOf(options.bind, server, options.tls);
     log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
     const api = await listen(
       restApp({
@@ -187,12 +193,19 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           res.type(metrics!.registry.contentType).send(await metrics!.registry.metrics());
         },
         validateResponses: options.validateApiResponses ?? false,
+        ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
       }),
       options.bind,
       options.apiPort ?? 0,
+      options.tls,
     );
+    if (options.apiAuth !== 'kubernetes') {
+      log.warn(
+        'the REST API is open to anyone who can reach it (--api-auth=none, galaxy’s behaviour); use --api-auth=kubernetes',
+      );
+    }
     stops.push(() => close(api));
-    const apiUrl = urlOf(options.bind, api);
+    const apiUrl = urlOf(options.bind, api, options.tls);
     log.info({ url: apiUrl }, 'REST API listening');
     return {
       extenderUrl,
@@ -218,17 +231,22 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   }
 }
 
-function listen(app: RequestListener, host: string, port: number): Promise<Server> {
+function listen(
+  app: RequestListener,
+  host: string,
+  port: number,
+  tls?: { cert: string; key: string },
+): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer(app);
+    const server = tls ? createHttpsServer(tls, app) : createServer(app);
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });
 }
 
-function urlOf(bind: string, server: Server): string {
+function urlOf(bind: string, server: Server, tls?: unknown): string {
   const { port } = server.address() as AddressInfo;
-  return `http://${bind === '0.0.0.0' ? '127.0.0.1' : bind}:${port}`;
+  return `${tls ? 'https' : 'http'}://${bind === '0.0.0.0' ? '127.0.0.1' : bind}:${port}`;
 }
 
 function close(server: Server): Promise<void> {

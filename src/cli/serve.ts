@@ -2,7 +2,7 @@
 // be set by an environment variable (FLOATIP_<FLAG>); a bad value stops start-up with one clear line.
 // With no kubeconfig, no in-cluster service account and no --master, it runs on the embedded API
 // server, seeded with demo nodes and a pool: a playground on a fresh machine.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from './duration.js';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -33,6 +33,9 @@ export interface ServeFlags {
   leaderElectResourceNamespace: string;
   resyncInterval: number | undefined;
   parkedIpTtl: number;
+  apiAuth: 'none' | 'kubernetes';
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
 }
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -183,6 +186,26 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
           .argParser(parseDuration),
       ),
     )
+    .addOption(
+      env(
+        new Option(
+          '--api-auth <mode>',
+          'REST callers: none (open, as galaxy; a warning at start) or kubernetes (TokenReview + SubjectAccessReview)',
+        )
+          .default('none')
+          .choices(['none', 'kubernetes']),
+      ),
+    )
+    .addOption(
+      env(
+        new Option('--tls-cert-file <file>', 'serve both ports over TLS with this certificate (PEM)').default(
+          '',
+        ),
+      ),
+    )
+    .addOption(
+      env(new Option('--tls-private-key-file <file>', 'the TLS certificate’s private key (PEM)').default('')),
+    )
     .action((flags: ServeFlags) => run(flags));
 }
 
@@ -191,7 +214,7 @@ function clusterOf(flags: ServeFlags): KubeConfig | undefined {
   const kc = new KubeConfig();
   if (flags.kubeconfig) {
     if (!existsSync(flags.kubeconfig))
-      throw new InvalidArgumentError(`--kubeconfig ${flags.kubeconfig}: no such file`);
+      throw new Error(`--kubeconfig ${flags.kubeconfig}: no such file`);
     kc.loadFromFile(flags.kubeconfig);
   } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) {
     kc.loadFromCluster();
@@ -211,6 +234,19 @@ function clusterOf(flags: ServeFlags): KubeConfig | undefined {
     );
   }
   return kc;
+}
+
+function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string } } {
+  if (!flags.tlsCertFile && !flags.tlsPrivateKeyFile) return {};
+  if (!flags.tlsCertFile || !flags.tlsPrivateKeyFile) {
+    throw new Error('--tls-cert-file and --tls-private-key-file go together');
+  }
+  return {
+    tls: {
+      cert: readFileSync(flags.tlsCertFile, 'utf8'),
+      key: readFileSync(flags.tlsPrivateKeyFile, 'utf8'),
+    },
+  };
 }
 
 export async function serve(flags: ServeFlags): Promise<void> {
@@ -239,6 +275,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
     log,
     ...(flags.resyncInterval !== undefined ? { resyncIntervalMs: flags.resyncInterval } : {}),
     parkedIpTtlMs: flags.parkedIpTtl,
+    apiAuth: flags.apiAuth,
+    ...tlsOf(flags),
     ...(flags.leaderElect
       ? {
           leaderElection: {

@@ -1,0 +1,88 @@
+// --api-auth=kubernetes: REST callers present a bearer token; the API server says who they are
+// (TokenReview) and whether they may do what they ask (SubjectAccessReview), as kubectl's own
+// requests are judged. Reading needs `list floatingips`, releasing `delete floatingips`, pool changes
+// the matching verb on `pools`, all in galaxy.k8s.io. A short cache keeps a busy caller from turning
+// every request into two API calls.
+import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '../log.js';
+import { ApiError } from './envelope.js';
+import type { Identity } from './identity.js';
+
+const GROUP = 'galaxy.k8s.io';
+const CACHE_MS = 10_000;
+
+/** What a request needs: the verb and resource it is checked against. */
+export function permissionFor(method: string, path: string): { verb: string; resource: string } {
+  if (path.startsWith('/v1/pool')) {
+    if (method === 'GET') return { verb: 'get', resource: 'pools' };
+    if (method === 'DELETE') return { verb: 'delete', resource: 'pools' };
+    // POST /v1/pool creates or updates: both are a change of pools, checked as `update`
+    return { verb: 'update', resource: 'pools' };
+  }
+  if (method === 'POST' && path === '/v1/ip') return { verb: 'delete', resource: 'floatingips' };
+  return { verb: 'list', resource: 'floatingips' };
+}
+
+export function kubernetesAuth(kubeConfig: KubeConfig, log: Logger): RequestHandler {
+  const authn = kubeConfig.makeApiClient(AuthenticationV1Api);
+  const authz = kubeConfig.makeApiClient(AuthorizationV1Api);
+  const identities = new Map<string, { identity: Identity | undefined; until: number }>();
+  const decisions = new Map<string, { allowed: boolean; until: number }>();
+
+  const whoIs = async (token: string): Promise<Identity | undefined> => {
+    const cached = identities.get(token);
+    if (cached && cached.until > Date.now()) return cached.identity;
+    const review = await authn.createTokenReview({ body: { spec: { token } } });
+    const user = review.status?.authenticated ? review.status.user : undefined;
+    const identity = user?.username ? { user: user.username, groups: user.groups ?? [] } : undefined;
+    identities.set(token, { identity, until: Date.now() + CACHE_MS });
+    return identity;
+  };
+
+  const may = async (identity: Identity, verb: string, resource: string): Promise<boolean> => {
+    const key = `${identity.user}\u0000${verb}\u0000${resource}`;
+    const cached = decisions.get(key);
+    if (cached && cached.until > Date.now()) return cached.allowed;
+    const review = await authz.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: identity.user,
+          groups: [...(identity.groups ?? [])],
+          resourceAttributes: { verb, group: GROUP, resource },
+        },
+      },
+    });
+    const allowed = review.status?.allowed === true;
+    decisions.set(key, { allowed, until: Date.now() + CACHE_MS });
+    return allowed;
+  };
+
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const header = req.headers.authorization ?? '';
+    const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    if (!token) throw new ApiError(401, 'send a bearer token (Authorization: Bearer <token>)');
+    let identity: Identity | undefined;
+    try {
+      identity = await whoIs(token);
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'TokenReview failed');
+      throw new ApiError(503, 'cannot check the token now: the API server did not answer the TokenReview');
+    }
+    if (!identity) throw new ApiError(401, 'the token is not valid');
+    const { verb, resource } = permissionFor(req.method, req.path);
+    let allowed: boolean;
+    try {
+      allowed = await may(identity, verb, resource);
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'SubjectAccessReview failed');
+      throw new ApiError(
+        503,
+        'cannot check permissions now: the API server did not answer the SubjectAccessReview',
+      );
+    }
+    if (!allowed) throw new ApiError(403, `${identity.user} may not ${verb} ${resource}.${GROUP}`);
+    req.identity = identity;
+    next();
+  };
+}

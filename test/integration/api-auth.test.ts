@@ -1,0 +1,101 @@
+// --api-auth=kubernetes: the REST API asks the API server who a caller is and what they may do.
+import { CoreV1Api } from '@kubernetes/client-node';
+import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
+import { GALAXY_DEFAULTS } from '../../src/config/galaxy-config.js';
+import { DEFAULT_RESOURCE } from '../../src/kube/pod.js';
+import { silentLogger } from '../../src/log.js';
+import { type Floatip, startFloatip } from '../../src/server.js';
+
+let server: EmbeddedApiServer;
+let floatip: Floatip;
+
+beforeAll(async () => {
+  server = await startApiServer({
+    port: 0,
+    seed: 'none',
+    log: () => undefined,
+    auth: {
+      tokens: {
+        't-viewer': { username: 'viewer' },
+        't-ops': { username: 'ops' },
+        't-nobody': { username: 'nobody' },
+      },
+      grants: {
+        viewer: ['list galaxy.k8s.io/floatingips', 'get galaxy.k8s.io/pools'],
+        ops: [
+          'list galaxy.k8s.io/floatingips',
+          'delete galaxy.k8s.io/floatingips',
+          'update galaxy.k8s.io/pools',
+        ],
+      },
+    },
+  });
+  const core = server.kubeConfig().makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: 'kube-system' } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'kube-system',
+    body: {
+      metadata: { name: 'floatingip-config' },
+      data: {
+        floatingips:
+          '[{"nodeSubnets":["10.0.1.0/24"],"ips":["10.0.100.10~10.0.100.20"],"subnet":"10.0.100.0/24","gateway":"10.0.100.1"}]',
+      },
+    },
+  });
+  floatip = await startFloatip({
+    kubeConfig: server.kubeConfig(),
+    galaxy: GALAXY_DEFAULTS,
+    resource: DEFAULT_RESOURCE,
+    poolNamespace: 'kube-system',
+    bind: '127.0.0.1',
+    port: 0,
+    apiPort: 0,
+    apiAuth: 'kubernetes',
+    log: silentLogger(),
+    resyncIntervalMs: 0,
+  });
+});
+
+afterAll(async () => {
+  await floatip.close();
+  await server.close();
+});
+
+const call = async (method: string, path: string, token?: string, body?: unknown) => {
+  const res = await fetch(`${floatip.apiUrl}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as { code: number; message: string } };
+};
+
+test('E8-7 no token: 401', async () => {
+  expect(await call('GET', '/v1/ip')).toEqual({
+    status: 401,
+    body: { code: 401, message: 'unauthorized: send a bearer token (Authorization: Bearer <token>)' },
+  });
+  expect((await call('GET', '/v1/ip', 'forged')).status).toBe(401);
+});
+
+test('E8-8 a token without the permission: 403 naming it', async () => {
+  expect(await call('GET', '/v1/ip', 't-nobody')).toEqual({
+    status: 403,
+    body: { code: 403, message: 'forbidden: nobody may not list floatingips.galaxy.k8s.io' },
+  });
+  expect(
+    (
+      await call('POST', '/v1/ip', 't-viewer', {
+        ips: [{ ip: '10.0.100.10', podName: 'x', namespace: 'ns1' }],
+      })
+    ).status,
+  ).toBe(403);
+  expect((await call('POST', '/v1/pool', 't-viewer', { name: 'p1', size: 1 })).status).toBe(403);
+});
+
+test('E8-9 with the permission: it works', async () => {
+  expect((await call('GET', '/v1/ip', 't-viewer')).status).toBe(200);
+  expect((await call('POST', '/v1/pool', 't-ops', { name: 'p1', size: 1 })).status).toBe(200);
+  // the OpenAPI document and Swagger UI stay public
+  expect((await fetch(`${floatip.apiUrl}/openapi.json`)).status).toBe(200);
+});
