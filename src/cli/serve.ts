@@ -213,8 +213,7 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
 function clusterOf(flags: ServeFlags): KubeConfig | undefined {
   const kc = new KubeConfig();
   if (flags.kubeconfig) {
-    if (!existsSync(flags.kubeconfig))
-      throw new Error(`--kubeconfig ${flags.kubeconfig}: no such file`);
+    if (!existsSync(flags.kubeconfig)) throw new Error(`--kubeconfig ${flags.kubeconfig}: no such file`);
     kc.loadFromFile(flags.kubeconfig);
   } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) {
     kc.loadFromCluster();
