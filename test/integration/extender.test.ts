@@ -18,7 +18,7 @@ const CONFIG = [
   { nodeSubnets: [A], ips: ['fd00:100::10~fd00:100::ff'], subnet: 'fd00:100::/64', gateway: 'fd00:100::1' },
   { nodeSubnets: [B], ips: ['10.0.101.10~10.0.101.12'], subnet: '10.0.101.0/24', gateway: '10.0.101.1' },
 ];
-const FIXTURES = new URL('../../../shared/spec/fixtures/kube-scheduler-1.20/', import.meta.url);
+const FIXTURES = new URL('../fixtures/kube-scheduler-1.20/', import.meta.url);
 const fixture = (name: string) => readFileSync(new URL(name, FIXTURES), 'utf8');
 
 let world: World;
