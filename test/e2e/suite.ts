@@ -89,6 +89,29 @@ export async function nudgeScheduler(node: string): Promise<void> {
     );
 }
 
+/**
+ * Runs `work` while nudging the scheduler every `everyMs` (see nudgeScheduler): for waits where a pod
+ * was refused because floatip had not yet seen another pod go (a rollout step, a pool at its size),
+ * which kube-scheduler v1.20 would otherwise retry only after 60-90 s. Returns the result and how
+ * many nudges it took. A real deadlock still never resolves: the refusal would repeat.
+ */
+export async function whileNudging<T>(
+  node: string,
+  work: () => Promise<T>,
+  everyMs = 5000,
+): Promise<{ result: T; nudges: number }> {
+  let count = 0;
+  const timer = setInterval(() => {
+    count++;
+    void nudgeScheduler(node).catch(() => undefined);
+  }, everyMs);
+  try {
+    return { result: await work(), nudges: count };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** A line on the test run's output, for figures worth reporting (rollout times, failover times). */
 export function note(text: string): void {
   process.stderr.write(`e2e: ${text}\n`);
