@@ -1,11 +1,12 @@
 // jest globalSetup for the e2e suite: build the control plane on first use (about 5 minutes on
-// 2 cores; afterwards well under a second), clear what an interrupted run left behind, and start a
-// fresh cluster. Self-contained on purpose: jest loads this file outside its module system, where
+// 2 cores; afterwards well under a second) and floatip (`npm run build`: the scenarios run the real
+// binary, dist/src/main.js), clear what an interrupted run left behind, and start a fresh cluster. Self-contained on purpose: jest loads this file outside its module system, where
 // relative TypeScript imports do not resolve.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const E2E_SH = fileURLToPath(new URL('./kube/e2e.sh', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Our environment without up.sh's scheduler knobs: a developer's own EXTENDER_URL or
@@ -47,10 +48,40 @@ export function e2eScript(command: string, timeoutMs: number): Promise<string> {
   });
 }
 
+/** `npm run build` (tsc, a few seconds): the scenarios start floatip from dist/. */
+export function buildFloatip(timeoutMs = 5 * 60_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const child = spawn(npm, ['run', 'build', '--silent'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000));
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`npm run build: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`npm run build: ${signal ?? `exit code ${code}`}\n${output.trimEnd()}`));
+    });
+  });
+}
+
 export default async function globalSetup(): Promise<void> {
   process.stderr.write('\n');
   const t0 = Date.now();
-  await e2eScript('ensure', 45 * 60_000);
+  // tsc and the control plane's build or check run side by side
+  let builtMs = 0;
+  await Promise.all([
+    buildFloatip().then(() => (builtMs = Date.now() - t0)),
+    e2eScript('ensure', 45 * 60_000),
+  ]);
   const t1 = Date.now();
   await e2eScript('down', 60_000);
   const up = await e2eScript('up', 180_000);
@@ -59,7 +90,7 @@ export default async function globalSetup(): Promise<void> {
   // test files start after globalSetup and inherit it (the helpers also read run-e2e/cluster.json)
   process.env.KUBECONFIG = kubeconfig;
   process.stderr.write(
-    `e2e: control plane ready (ensure ${((t1 - t0) / 1000).toFixed(1)} s, ` +
+    `e2e: floatip built in ${(builtMs / 1000).toFixed(1)} s; control plane ready (ensure and build ${((t1 - t0) / 1000).toFixed(1)} s, ` +
       `up ${((Date.now() - t1) / 1000).toFixed(1)} s), KUBECONFIG=${kubeconfig}\n`,
   );
 }

@@ -1,6 +1,13 @@
 // Namespaces and Deployments for scenarios: pods that request the ENI IP resource, so the scheduler
 // sends them to the extender, with an image nothing ever pulls.
-import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Deployment,
+  type V1PodTemplateSpec,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import { clusterKubeConfig, ENI_IP } from './cluster.js';
 import { describeError, httpCode } from './kube-errors.js';
 
@@ -12,6 +19,30 @@ export interface DeploymentOptions {
   readonly limits?: Readonly<Record<string, string>>;
   /** Default: Kubernetes' 30 s, so deletions wait for the (fake) kubelet as in a real cluster. */
   readonly terminationGracePeriodSeconds?: number;
+  /** Pod annotations, e.g. the release policy or the pool. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** Keeps a scenario's pods on its own nodes. */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+}
+
+/** The pod template both workload kinds share. */
+function podTemplate(labels: Record<string, string>, options: DeploymentOptions): V1PodTemplateSpec {
+  return {
+    metadata: { labels, ...(options.annotations ? { annotations: { ...options.annotations } } : {}) },
+    spec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.invalid/floatip-e2e/pause:3.2',
+          resources: { limits: { ...(options.limits ?? { [ENI_IP]: '1' }) } },
+        },
+      ],
+      ...(options.nodeSelector ? { nodeSelector: { ...options.nodeSelector } } : {}),
+      ...(options.terminationGracePeriodSeconds !== undefined
+        ? { terminationGracePeriodSeconds: options.terminationGracePeriodSeconds }
+        : {}),
+    },
+  };
 }
 
 export function deployment(namespace: string, name: string, options: DeploymentOptions): V1Deployment {
@@ -23,23 +54,41 @@ export function deployment(namespace: string, name: string, options: DeploymentO
     spec: {
       replicas: options.replicas,
       selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              name: 'app',
-              image: 'registry.invalid/floatip-e2e/pause:3.2',
-              resources: { limits: { ...(options.limits ?? { [ENI_IP]: '1' }) } },
-            },
-          ],
-          ...(options.terminationGracePeriodSeconds !== undefined
-            ? { terminationGracePeriodSeconds: options.terminationGracePeriodSeconds }
-            : {}),
-        },
-      },
+      template: podTemplate(labels, options),
     },
   };
+}
+
+/**
+ * A StatefulSet (pods `<name>-0..`), Parallel pod management so scenarios do not wait for each
+ * ordinal in turn. serviceName is required by the API; no Service is needed for scheduling.
+ */
+export function statefulSet(namespace: string, name: string, options: DeploymentOptions): V1StatefulSet {
+  const labels = { app: name, ...options.labels };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas: options.replicas,
+      serviceName: name,
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { app: name } },
+      template: podTemplate(labels, options),
+    },
+  };
+}
+
+export async function createStatefulSet(
+  body: V1StatefulSet,
+  kubeConfig: KubeConfig = clusterKubeConfig(),
+): Promise<V1StatefulSet> {
+  const namespace = body.metadata?.namespace ?? 'default';
+  try {
+    return await kubeConfig.makeApiClient(AppsV1Api).createNamespacedStatefulSet({ namespace, body });
+  } catch (err) {
+    throw new Error(`creating statefulset ${namespace}/${body.metadata?.name}: ${describeError(err)}`);
+  }
 }
 
 export async function createDeployment(
