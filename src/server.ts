@@ -21,6 +21,7 @@ import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
 import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election.js';
+import { shareConnections } from './kube/shared-agent.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
@@ -75,6 +76,8 @@ export interface Floatip {
 
 export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   const { kubeConfig, log } = options;
+  // one pooled keep-alive connection set to the API server, not a TLS handshake per call
+  shareConnections(kubeConfig);
   const created = await ensureCrds(kubeConfig);
   if (created.length > 0) log.info({ crds: created }, 'custom resource definitions created');
   if (options.galaxy.cloudProviderGrpcAddr) {

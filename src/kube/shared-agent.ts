@@ -1,0 +1,82 @@
+// Connection reuse for every call floatip makes to the API server. @kubernetes/client-node 1.x builds
+// a new https.Agent for each request (KubeConfig.createAgent, from applySecurityAuthentication and
+// applyToFetchOptions), so every call paid a new TLS secure context (the CA, client certificate and
+// key parsed again) and a full TLS handshake, on both ends: measured on the e2e control plane, about
+// a third of floatip's CPU time under load, and a good part of kube-apiserver's. Here the agent is
+// made once per distinct TLS setting and kept alive, so calls share pooled connections.
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** What createAgent receives: node's TLS agent options, as client-node fills them. */
+type AgentOptions = Record<string, unknown>;
+type CreateAgent = (cluster: { server?: string; proxyUrl?: string } | null, options: AgentOptions) => unknown;
+
+const SHARED = Symbol('floatip.sharedAgents');
+
+/** The fields of the options that change what a connection is; anything else is per request. */
+const IDENTITY = [
+  'ca',
+  'cert',
+  'key',
+  'pfx',
+  'passphrase',
+  'rejectUnauthorized',
+  'servername',
+  'ciphers',
+  'secureProtocol',
+  'secureOptions',
+  'crl',
+] as const;
+
+function identityOf(server: string, options: AgentOptions): string {
+  const parts = IDENTITY.map((field) => {
+    const value = options[field];
+    if (value === undefined || value === null) return '';
+    if (Buffer.isBuffer(value)) return value.toString('base64');
+    if (Array.isArray(value))
+      return value.map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v))).join(',');
+    return String(value);
+  });
+  return JSON.stringify([server, ...parts]);
+}
+
+/**
+ * Makes the KubeConfig hand out one keep-alive agent per API server and TLS identity instead of a
+ * new agent per request. Idempotent; clusters reached through a proxy keep client-node's own agents.
+ * Returns the same KubeConfig.
+ */
+export function shareConnections(kubeConfig: KubeConfig): KubeConfig {
+  const kc = kubeConfig as unknown as Record<PropertyKey, unknown> & { createAgent?: CreateAgent };
+  if (kc[SHARED] || typeof kc.createAgent !== 'function') return kubeConfig;
+  const original = kc.createAgent.bind(kubeConfig) as CreateAgent;
+  const agents = new Map<string, unknown>();
+  kc[SHARED] = agents;
+  kc.createAgent = (cluster, options) => {
+    const server = cluster?.server ?? '';
+    if (cluster?.proxyUrl || !server) return original(cluster, options);
+    const key = identityOf(server, options);
+    let agent = agents.get(key);
+    if (!agent) {
+      if (server.startsWith('http:')) {
+        // client-node's own checks (skipTLSVerify required for plain HTTP) stay in force
+        original(cluster, options);
+        agent = new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
+      } else {
+        // timeout is per request (the fetch signal), not per pooled socket
+        const { timeout: _timeout, ...tls } = options;
+        agent = new HttpsAgent({ ...tls, keepAlive: true, scheduling: 'lifo' });
+      }
+      agents.set(key, agent);
+    }
+    return agent;
+  };
+  return kubeConfig;
+}
+
+/** The agents made so far (for tests). */
+export function sharedAgents(kubeConfig: KubeConfig): ReadonlyMap<string, unknown> {
+  return (
+    ((kubeConfig as unknown as Record<PropertyKey, unknown>)[SHARED] as Map<string, unknown>) ?? new Map()
+  );
+}

@@ -1,0 +1,83 @@
+// Connection reuse to the API server: client-node 1.x makes a new agent (and so a new connection, and
+// over TLS a new handshake) per call; shareConnections makes calls share pooled keep-alive sockets.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { shareConnections, sharedAgents } from '../../src/kube/shared-agent.js';
+
+function config(server: string, options: { skipTLSVerify?: boolean; caData?: string } = {}): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: options.skipTLSVerify ?? false, caData: options.caData }],
+    users: [{ name: 'u', token: 'secret' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+/** A tiny "API server" answering GET pod, counting TCP connections. */
+async function podServer(): Promise<{ server: Server; url: string; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' } }));
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, connections: () => connections };
+}
+
+async function readPods(kc: KubeConfig, times: number): Promise<void> {
+  const api = kc.makeApiClient(CoreV1Api);
+  for (let i = 0; i < times; i++) {
+    const pod = await api.readNamespacedPod({ name: 'p', namespace: 'default' });
+    expect(pod.metadata?.name).toBe('p');
+  }
+}
+
+describe('shareConnections', () => {
+  let fixture: Awaited<ReturnType<typeof podServer>>;
+
+  beforeEach(async () => {
+    fixture = await podServer();
+  });
+
+  afterEach(async () => {
+    fixture.server.closeAllConnections();
+    await new Promise((resolve) => fixture.server.close(resolve));
+  });
+
+  test('client-node alone opens a connection per call (why this exists)', async () => {
+    await readPods(config(fixture.url, { skipTLSVerify: true }), 4);
+    expect(fixture.connections()).toBe(4);
+  });
+
+  test('calls share one keep-alive connection', async () => {
+    const kc = shareConnections(config(fixture.url, { skipTLSVerify: true }));
+    await readPods(kc, 4);
+    expect(fixture.connections()).toBe(1);
+    expect(sharedAgents(kc).size).toBe(1);
+  });
+
+  test('is idempotent, and keeps client-node’s refusal of plain HTTP without skipTLSVerify', async () => {
+    const kc = shareConnections(shareConnections(config(fixture.url, { skipTLSVerify: true })));
+    await readPods(kc, 2);
+    expect(fixture.connections()).toBe(1);
+    const strict = shareConnections(config(fixture.url));
+    await expect(readPods(strict, 1)).rejects.toThrow(/HTTP protocol is not allowed/);
+  });
+
+  test('one agent per TLS identity: same CA shares, another CA does not', async () => {
+    const ca = (text: string) =>
+      Buffer.from(`-----BEGIN CERTIFICATE-----\n${text}\n-----END CERTIFICATE-----\n`);
+    const kc = shareConnections(config('https://127.0.0.1:1', { caData: ca('AAAA').toString('base64') }));
+    const a = (await kc.applyToFetchOptions({})).agent;
+    const b = (await kc.applyToFetchOptions({})).agent;
+    expect(a).toBe(b);
+    expect((a as { keepAlive?: boolean }).keepAlive).toBe(true);
+    const other = shareConnections(config('https://127.0.0.1:1', { caData: ca('BBBB').toString('base64') }));
+    expect((await other.applyToFetchOptions({})).agent).not.toBe(a);
+  });
+});
