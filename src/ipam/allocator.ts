@@ -331,18 +331,7 @@ export class Allocator {
    * as they would. A store writes this first and loads it once the write has succeeded.
    */
   planChange(ip: string, expected: Owner, key: string, attrs: Attrs): Allocation {
-    const held = this.owned(ip, expected);
-    return new Held(
-      held.ip,
-      key,
-      attrs.policy,
-      attrs.nodeName,
-      attrs.podUid,
-      this.clock(),
-      held.reserved,
-      held.space,
-      held.ordinal,
-    );
+    return this.successor(this.owned(ip, expected), key, attrs);
   }
 
   /** The allocation release would free, changing nothing; throws as release would. */
@@ -628,18 +617,22 @@ export class Allocator {
 
   private replace(held: Held, key: string, attrs: Attrs): Held {
     this.remove(held);
-    return this.insert(
-      new Held(
-        held.ip,
-        key,
-        attrs.policy,
-        attrs.nodeName,
-        attrs.podUid,
-        this.clock(),
-        held.reserved,
-        held.space,
-        held.ordinal,
-      ),
+    return this.insert(this.successor(held, key, attrs));
+  }
+
+  /** The same address, reservation and place, with a new key and attributes, changed now. */
+  private successor(held: Held, key: string, attrs: Attrs): Held {
+    const { policy, nodeName, podUid } = attrs;
+    return new Held(
+      held.ip,
+      key,
+      policy,
+      nodeName,
+      podUid,
+      this.clock(),
+      held.reserved,
+      held.space,
+      held.ordinal,
     );
   }
 
