@@ -32,6 +32,8 @@ export interface FloatipOptions {
   readonly logLevel?: string;
   /** More flags. */
   readonly args?: readonly string[];
+  /** Flags for node itself, e.g. `--cpu-prof`. */
+  readonly nodeArgs?: readonly string[];
 }
 
 export const FAST_LEADER_ELECTION: LeaderElection = {
@@ -67,9 +69,9 @@ export class FloatipProcess {
     this.name = `${options.name ?? 'floatip'}-${++counter}`;
     this.logFile = join(runDir(), `floatip-${this.name}.log`);
     this.log = createWriteStream(this.logFile);
-    this.log.write(`# node ${FLOATIP_MAIN} ${args.join(' ')}\n`);
+    this.log.write(`# node ${[...(options.nodeArgs ?? []), FLOATIP_MAIN, ...args].join(' ')}\n`);
     if (options.port) this.boundPort = options.port;
-    this.child = spawn(process.execPath, [FLOATIP_MAIN, ...args], {
+    this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), FLOATIP_MAIN, ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NODE_OPTIONS: '' },

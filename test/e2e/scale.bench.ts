@@ -1,0 +1,446 @@
+// `npm run bench:e2e`: 1,000 pods (100 Deployments x 10 replicas) on 50 nodes, timed from the first
+// create until every pod is bound (with floatip: bound and annotated with its IP), on the real v1.20
+// control plane. Three modes, the same scheduler binary each time (only restarted): floatip as the
+// extender with nodeCacheCapable true, with nodeCacheCapable false, and no extender at all (the
+// baseline). Rounds interleave the modes; medians and ratios to the baseline are printed, with where
+// the time went (kube-scheduler's own metrics, CPU seconds per process). After every floatip run:
+// every pod has an address of the subnet, no address twice, objects and annotations agree.
+// Knobs: FLOATIP_BENCH_E2E_ROUNDS (3), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50), _TRACE=1 (one
+// more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
+// more nodeCacheCapable run with floatip under node --cpu-prof, summarised), _MODES (default
+// baseline,ncc,full; also ncc-noprio: nodeCacheCapable without the prioritize verb).
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { summarizeProfile } from './cpu-profile.js';
+import { clusterKubeConfig, ENI_IP, extenderPort, restartScheduler, runDir } from './cluster.js';
+import { FloatipProcess, freePort, stopAllFloatips } from './floatip.js';
+import {
+  addressesOf,
+  consistencyProblems,
+  deleteAllFloatingIPs,
+  listFloatingIPs,
+  writeFloatipConfig,
+  type ConfigEntry,
+} from './ipam-state.js';
+import { createNodes, deleteNodes } from './nodes.js';
+import { deleteScaleRun, measureBinding, SCALE_RUN_LABEL, type ScaleResult } from './scale.js';
+import { startTimingProxy, type TimingProxy } from './timing-proxy.js';
+import { sleep, waitFor } from './wait.js';
+import { deleteNamespace, ensureNamespace } from './workloads.js';
+
+const num = (name: string, fallback: number) => Number(process.env[`FLOATIP_BENCH_E2E_${name}`] ?? fallback);
+const ROUNDS = num('ROUNDS', 3);
+const DEPLOYMENTS = num('DEPLOYMENTS', 100);
+const REPLICAS = num('REPLICAS', 10);
+const NODES = num('NODES', 50);
+const TRACE = process.env.FLOATIP_BENCH_E2E_TRACE === '1';
+const PROFILE = process.env.FLOATIP_BENCH_E2E_PROFILE === '1';
+const PODS = DEPLOYMENTS * REPLICAS;
+const NS = 'e2e-bench';
+const nodeNames = Array.from({ length: NODES }, (_, i) => `bench-${i + 1}`);
+// nodes in 10.99.0.0/22; pods from 10.100.0.0/20 (4,000 addresses)
+const CONFIG: ConfigEntry[] = [
+  {
+    nodeSubnets: ['10.99.0.0/22'],
+    ips: ['10.100.0.10~10.100.15.250'],
+    subnet: '10.100.0.0/20',
+    gateway: '10.100.0.1',
+  },
+];
+
+type Mode = 'baseline' | 'ncc' | 'full' | 'ncc-noprio';
+const ALL_MODES: Mode[] = ['baseline', 'ncc', 'full', 'ncc-noprio'];
+const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,ncc,full')
+  .split(',')
+  .map((m) => m.trim() as Mode)
+  .filter((m) => ALL_MODES.includes(m));
+const LABEL: Record<Mode, string> = {
+  baseline: 'no extender (baseline)',
+  ncc: 'floatip, nodeCacheCapable=true',
+  full: 'floatip, nodeCacheCapable=false',
+  'ncc-noprio': 'floatip, ncc, no prioritizeVerb',
+};
+
+/** The scheduler's configuration for a mode. */
+function schedulerFor(mode: Mode) {
+  if (mode === 'baseline') return { extender: false };
+  return { nodeCacheCapable: mode !== 'full', ...(mode === 'ncc-noprio' ? { prioritizeVerb: '' } : {}) };
+}
+
+interface Run {
+  readonly mode: Mode;
+  readonly round: number;
+  readonly result: ScaleResult;
+  readonly scheduler: SchedulerMetrics;
+  readonly cpu: Record<string, number>;
+  /** A trace run's per-verb latency, or a profile run's summary. */
+  readonly detail?: string;
+  readonly kind?: string;
+}
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const kc = clusterKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+let floatip: FloatipProcess | undefined;
+
+beforeAll(async () => {
+  await stopAllFloatips();
+  await writeFloatipConfig(CONFIG);
+  await deleteAllFloatingIPs();
+  await ensureNamespace(NS);
+  await createNodes(
+    nodeNames,
+    nodeNames.map((_, i) => `10.99.${Math.floor(i / 200)}.${(i % 200) + 10}`),
+    { [ENI_IP]: '64', pods: '110' },
+  );
+  // info, as in production: one line per bind and per release
+  floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
+  await floatip.ready();
+});
+
+afterAll(async () => {
+  await stopAllFloatips();
+  await deleteNamespace(NS);
+  await deleteNodes(nodeNames);
+  await deleteAllFloatingIPs();
+  await restartScheduler();
+});
+
+test(`bench:e2e ${PODS} pods (${DEPLOYMENTS} Deployments x ${REPLICAS}) on ${NODES} nodes`, async () => {
+  out();
+  out(`machine: ${machine()}`);
+  out(
+    `bench:e2e: ${PODS} pods as ${DEPLOYMENTS} Deployments x ${REPLICAS} replicas on ${NODES} nodes, ` +
+      `${ROUNDS} rounds; kube-scheduler and kube-controller-manager v1.20.2 with client QPS/burst 500/1000`,
+  );
+  const runs: Run[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    // rotate the order, so no mode always runs first (or right after the cluster's start)
+    const order = MODES.map((_, i) => MODES[(i + round - 1) % MODES.length]!);
+    for (const mode of order) runs.push(await runOnce(mode, round));
+  }
+  if (TRACE) {
+    for (const mode of ['ncc', 'full'] as const) runs.push(await runOnce(mode, 0, { trace: true }));
+  }
+  if (PROFILE) runs.push(await runOnce('ncc', 0, { profile: true }));
+  report(runs);
+  await idleLatency();
+});
+
+interface RunKind {
+  /** Through a timing proxy, floatip on another port. */
+  readonly trace?: boolean;
+  /** floatip under `node --cpu-prof`, stopped right after the measurement to write its profile. */
+  readonly profile?: boolean;
+}
+
+async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<Run> {
+  const withFloatip = mode !== 'baseline';
+  let proxy: TimingProxy | undefined;
+  let profileDir: string | undefined;
+  if (kind.trace) {
+    // the scheduler calls the proxy on the extender port; floatip moves to another port
+    await floatip!.stop();
+    const port = await freePort();
+    floatip = await FloatipProcess.start({ name: 'bench-trace', port, logLevel: 'info' });
+    await floatip.ready();
+    proxy = await startTimingProxy({ port: extenderPort(), target: floatip.url });
+  } else if (kind.profile) {
+    await floatip!.stop();
+    profileDir = join(runDir(), `cpu-profile-${Date.now().toString(36)}`);
+    floatip = await FloatipProcess.start({
+      name: 'bench-profile',
+      logLevel: 'info',
+      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+    });
+    await floatip.ready();
+  }
+  await restartScheduler(schedulerFor(mode));
+  await sleep(1000); // let the new scheduler's informers settle
+  const cpu0 = cpuTimes();
+  const handlers0 = withFloatip ? await floatipHandlers() : undefined;
+  const run = `b${round || 'x'}-${mode}-${Date.now().toString(36)}`;
+  const result = await measureBinding({
+    namespace: NS,
+    deployments: DEPLOYMENTS,
+    replicas: REPLICAS,
+    run,
+    requireAnnotation: withFloatip,
+    timeoutMs: 10 * 60_000,
+  });
+  const cpu1 = cpuTimes();
+  const scheduler = await schedulerMetrics();
+  const handler = handlers0 ? handlerMeans(handlers0, await floatipHandlers()) : undefined;
+  const cpu: Record<string, number> = {};
+  for (const [name, t] of Object.entries(cpu1)) cpu[name] = round2(t - (cpu0[name] ?? 0));
+  await verify(run, withFloatip);
+  let detail = proxy?.summary();
+  await proxy?.close();
+  if (kind.trace || kind.profile) {
+    await floatip!.stop(); // writes the profile
+    if (profileDir) {
+      const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+      detail = file
+        ? `  ${join(profileDir, file)}\n${summarizeProfile(join(profileDir, file))}`
+        : '  no profile written';
+    }
+    floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
+    await floatip.ready();
+  }
+  await deleteScaleRun(NS, run);
+  await waitFor(
+    `scale run ${run}'s pods to be gone and their addresses released`,
+    async () => {
+      const left = await core.listNamespacedPod({
+        namespace: NS,
+        labelSelector: `${SCALE_RUN_LABEL}=${run}`,
+      });
+      if (left.items.length > 0) return undefined;
+      return (await listFloatingIPs()).length === 0 ? true : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 500 },
+  );
+  const what = kind.trace ? 'trace' : kind.profile ? 'profile' : `round ${round}`;
+  out(
+    `  ${what.padEnd(7)} ${LABEL[mode].padEnd(32)} ${fmt(result.totalMs).padStart(7)} ms ` +
+      `(${result.podsPerSecond} pods/s; latency p50 ${fmt(result.latencyMs.p50)}, p99 ${fmt(result.latencyMs.p99)} ms; ` +
+      `load ${os.loadavg()[0]!.toFixed(1)}${handler ? `; floatip handlers ${handler}` : ''})`,
+  );
+  return { mode, round, result, scheduler, cpu, ...(detail ? { detail, kind: what } : {}) };
+}
+
+/** Every pod bound; with floatip, one address each from the subnet, none twice, objects agreeing. */
+async function verify(run: string, withFloatip: boolean): Promise<void> {
+  const pods: V1Pod[] = [];
+  let _continue: string | undefined;
+  do {
+    const page = await core.listNamespacedPod({
+      namespace: NS,
+      labelSelector: `${SCALE_RUN_LABEL}=${run}`,
+      limit: 500,
+      ...(_continue ? { _continue } : {}),
+    });
+    pods.push(...page.items);
+    _continue = page.metadata?._continue;
+  } while (_continue);
+  expect(pods).toHaveLength(PODS);
+  expect(pods.every((p) => nodeNames.includes(p.spec?.nodeName ?? ''))).toBe(true);
+  if (!withFloatip) return;
+  const ips = pods.flatMap(addressesOf);
+  expect(ips).toHaveLength(PODS);
+  expect(new Set(ips).size).toBe(PODS);
+  expect(ips.every((ip) => /^10\.100\.([0-9]|1[0-5])\.\d+$/.test(ip))).toBe(true);
+  const { problems, objects } = await consistencyProblems({ floatip: floatip! });
+  expect(problems).toEqual([]);
+  expect(objects).toHaveLength(PODS);
+}
+
+// ---- where the time goes
+
+interface SchedulerMetrics {
+  /** Mean seconds per scheduling attempt in the algorithm (filter + score, extenders included). */
+  readonly algorithmMs: number;
+  /** Mean seconds per binding (the extender's bind, or the default binder's POST). */
+  readonly bindingMs: number;
+  /** Scheduling attempts by result. */
+  readonly attempts: Record<string, number>;
+}
+
+/** kube-scheduler's own metrics (plain HTTP on its healthz port), since its restart for this run. */
+async function schedulerMetrics(): Promise<SchedulerMetrics> {
+  const port = Number(process.env.FLOATIP_E2E_SCHED_HEALTHZ_PORT ?? 26251);
+  let text = '';
+  try {
+    text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  } catch {
+    return { algorithmMs: NaN, bindingMs: NaN, attempts: {} };
+  }
+  const value = (name: string) => {
+    let sum = 0;
+    for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm')))
+      sum += Number(m[1]);
+    return sum;
+  };
+  const mean = (base: string) => (value(`${base}_sum`) / Math.max(1, value(`${base}_count`))) * 1000;
+  const attempts: Record<string, number> = {};
+  for (const m of text.matchAll(
+    /^scheduler_schedule_attempts_total\{[^}]*result="([^"]+)"[^}]*\} (\d+)$/gm,
+  )) {
+    attempts[m[1]!] = (attempts[m[1]!] ?? 0) + Number(m[2]);
+  }
+  return {
+    algorithmMs: round2(mean('scheduler_scheduling_algorithm_duration_seconds')),
+    bindingMs: round2(mean('scheduler_binding_duration_seconds')),
+    attempts,
+  };
+}
+
+/**
+ * floatip's own time per extender request (floatip_extender_request_duration_seconds, from request
+ * decoded to answer ready), when this build serves /metrics on its API port: sum and count per verb.
+ */
+async function floatipHandlers(): Promise<Map<string, [number, number]> | undefined> {
+  if (floatip?.apiPort === undefined) return undefined;
+  let text: string;
+  try {
+    const res = await fetch(`http://127.0.0.1:${floatip.apiPort}/metrics`);
+    if (res.status !== 200) return undefined;
+    text = await res.text();
+  } catch {
+    return undefined;
+  }
+  const totals = new Map<string, [number, number]>();
+  const re = /^floatip_extender_request_duration_seconds_(sum|count)\{([^}]*)\} ([0-9.e+-]+)$/gm;
+  for (const m of text.matchAll(re)) {
+    const verb = /verb="([^"]+)"/.exec(m[2]!)?.[1] ?? '?';
+    const t = totals.get(verb) ?? [0, 0];
+    t[m[1] === 'sum' ? 0 : 1] += Number(m[3]);
+    totals.set(verb, t);
+  }
+  return totals.size > 0 ? totals : undefined;
+}
+
+/** "filter 0.12 ms, bind 4.1 ms": mean per verb between two readings. */
+function handlerMeans(
+  before: Map<string, [number, number]>,
+  after: Map<string, [number, number]> | undefined,
+): string | undefined {
+  if (!after) return undefined;
+  const parts: string[] = [];
+  for (const [verb, [sum, count]] of after) {
+    const [sum0, count0] = before.get(verb) ?? [0, 0];
+    if (count > count0) parts.push(`${verb} ${(((sum - sum0) / (count - count0)) * 1000).toFixed(2)} ms`);
+  }
+  return parts.join(', ') || undefined;
+}
+
+/** CPU seconds (user + system) so far of each control-plane process and floatip. */
+function cpuTimes(): Record<string, number> {
+  const ticks = 100; // USER_HZ on Linux
+  const read = (pid: number | undefined): number | undefined => {
+    if (!pid) return undefined;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / ticks;
+    } catch {
+      return undefined;
+    }
+  };
+  const pidOf = (name: string) => {
+    try {
+      return Number(readFileSync(join(runDir(), `${name}.pid`), 'utf8').trim());
+    } catch {
+      return undefined;
+    }
+  };
+  const times: Record<string, number> = {};
+  for (const name of ['etcd', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager']) {
+    const t = read(pidOf(name));
+    if (t !== undefined) times[name] = t;
+  }
+  const f = read(floatip?.pid);
+  if (f !== undefined) times.floatip = f;
+  const self = process.cpuUsage();
+  times['test process'] = (self.user + self.system) / 1e6;
+  return times;
+}
+
+function report(runs: readonly Run[]): void {
+  const timed = runs.filter((r) => r.round > 0);
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(s.length / 2);
+    return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  };
+  const of = (mode: Mode) => timed.filter((r) => r.mode === mode);
+  const base = of('baseline').length > 0 ? median(of('baseline').map((r) => r.result.totalMs)) : NaN;
+  out();
+  if (timed.length > 0) out(`bench:e2e results (median of ${ROUNDS}; ratio = mode / baseline):`);
+  for (const mode of timed.length > 0 ? MODES : []) {
+    const rs = of(mode);
+    const total = median(rs.map((r) => r.result.totalMs));
+    const ratio = total / base;
+    const target = mode === 'ncc' ? `  (target <= 1.10: ${ratio <= 1.1 ? 'met' : 'NOT met'})` : '';
+    out(
+      `  ${LABEL[mode].padEnd(32)} ${fmt(total).padStart(8)} ms  x${ratio.toFixed(3)}  ` +
+        `[${rs.map((r) => fmt(r.result.totalMs)).join(', ')}]${target}`,
+    );
+  }
+  out();
+  if (timed.length > 0) out('where the time goes (per mode, median over rounds):');
+  for (const mode of timed.length > 0 ? MODES : []) {
+    const rs = of(mode);
+    const algorithm = median(rs.map((r) => r.scheduler.algorithmMs));
+    const binding = median(rs.map((r) => r.scheduler.bindingMs));
+    const cpuNames = Object.keys(rs[0]?.cpu ?? {});
+    const cpu = cpuNames.map((n) => `${n} ${median(rs.map((r) => r.cpu[n] ?? 0)).toFixed(1)}`).join(', ');
+    const attempts = JSON.stringify(rs.at(-1)?.scheduler.attempts ?? {});
+    out(
+      `  ${LABEL[mode].padEnd(32)} scheduler: algorithm ${algorithm} ms/attempt, binding ${binding} ms/pod, ` +
+        `attempts ${attempts}`,
+    );
+    out(`  ${''.padEnd(32)} CPU seconds during the run: ${cpu}`);
+  }
+  for (const r of runs.filter((x) => x.detail)) {
+    out();
+    out(
+      r.kind === 'trace'
+        ? `floatip per-verb latency through a timing proxy (${LABEL[r.mode]}, ${fmt(r.result.totalMs)} ms):`
+        : `floatip CPU profile (${LABEL[r.mode]}, ${fmt(r.result.totalMs)} ms, floatip ${r.cpu.floatip} CPU s):`,
+    );
+    out(r.detail!);
+  }
+}
+
+/**
+ * floatip's own latency with the cluster idle: sequential filter and prioritize calls for one pod
+ * of the bench's shape, as the scheduler sends them with nodeCacheCapable (names only), straight
+ * to floatip. What each call costs when floatip and the machine are not busy with anything else.
+ */
+async function idleLatency(): Promise<void> {
+  if (!floatip?.running) return;
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'idle-probe-7d9f8b6c5-abcde',
+      namespace: NS,
+      uid: '00000000-0000-0000-0000-000000000001',
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'idle-probe-7d9f8b6c5', uid: 'x' },
+      ],
+    },
+    spec: { containers: [{ name: 'app', image: 'x', resources: { limits: { [ENI_IP]: '1' } } }] },
+  };
+  const body = JSON.stringify({ Pod: pod, NodeNames: nodeNames });
+  const lines: string[] = [];
+  for (const verb of ['filter', 'prioritize']) {
+    const ms: number[] = [];
+    for (let i = 0; i < 520; i++) {
+      const t0 = performance.now();
+      const res = await fetch(`${floatip.url}/v1/${verb}`, { method: 'POST', body });
+      await res.arrayBuffer();
+      if (i >= 20) ms.push(performance.now() - t0); // after warm-up
+    }
+    ms.sort((a, b) => a - b);
+    const q = (p: number) => ms[Math.min(ms.length - 1, Math.ceil(p * ms.length) - 1)]!.toFixed(2);
+    lines.push(`  ${verb.padEnd(10)} p50 ${q(0.5)} ms, p90 ${q(0.9)}, p99 ${q(0.99)}, max ${q(1)} ms`);
+  }
+  out();
+  out(`floatip alone, cluster idle: ${nodeNames.length} node names, 500 sequential calls per verb:`);
+  for (const line of lines) out(line);
+}
+
+function machine(): string {
+  const cpus = os.cpus();
+  return (
+    `${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
+    `Node.js ${process.version}, ${os.platform()} ${os.release()}`
+  );
+}
+
+const fmt = (ms: number) => Math.round(ms).toLocaleString('en');
+const round2 = (x: number) => Math.round(x * 100) / 100;
