@@ -29,16 +29,25 @@ const IDENTITY = [
   'crl',
 ] as const;
 
-function identityOf(server: string, options: AgentOptions): string {
-  const parts = IDENTITY.map((field) => {
-    const value = options[field];
-    if (value === undefined || value === null) return '';
-    if (Buffer.isBuffer(value)) return value.toString('base64');
-    if (Array.isArray(value))
-      return value.map((v) => (Buffer.isBuffer(v) ? v.toString('base64') : String(v))).join(',');
-    return String(value);
-  });
-  return JSON.stringify([server, ...parts]);
+/** Whether two option values are the same setting (certificates arrive as fresh Buffers per call). */
+function sameSetting(a: unknown, b: unknown): boolean {
+  if (Buffer.isBuffer(a) || Buffer.isBuffer(b))
+    return Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((value, i) => sameSetting(value, b[i]))
+    );
+  }
+  return (a ?? undefined) === (b ?? undefined);
+}
+
+interface Shared {
+  readonly server: string;
+  readonly settings: readonly unknown[];
+  readonly agent: unknown;
 }
 
 /**
@@ -50,13 +59,17 @@ export function shareConnections(kubeConfig: KubeConfig): KubeConfig {
   const kc = kubeConfig as unknown as Record<PropertyKey, unknown> & { createAgent?: CreateAgent };
   if (kc[SHARED] || typeof kc.createAgent !== 'function') return kubeConfig;
   const original = kc.createAgent.bind(kubeConfig) as CreateAgent;
-  const agents = new Map<string, unknown>();
+  // a few entries at most (one per API server and identity), compared by content: client-node calls
+  // this for every request, so the lookup must cost less than serialising the certificates would
+  const agents: Shared[] = [];
   kc[SHARED] = agents;
   kc.createAgent = (cluster, options) => {
     const server = cluster?.server ?? '';
     if (cluster?.proxyUrl || !server) return original(cluster, options);
-    const key = identityOf(server, options);
-    let agent = agents.get(key);
+    const settings = IDENTITY.map((field) => options[field]);
+    let agent = agents.find(
+      (a) => a.server === server && a.settings.every((value, i) => sameSetting(value, settings[i])),
+    )?.agent;
     if (!agent) {
       if (server.startsWith('http:')) {
         // client-node's own checks (skipTLSVerify required for plain HTTP) stay in force
@@ -67,7 +80,7 @@ export function shareConnections(kubeConfig: KubeConfig): KubeConfig {
         const { timeout: _timeout, ...tls } = options;
         agent = new HttpsAgent({ ...tls, keepAlive: true, scheduling: 'lifo' });
       }
-      agents.set(key, agent);
+      agents.push({ server, settings, agent });
     }
     return agent;
   };
@@ -75,8 +88,7 @@ export function shareConnections(kubeConfig: KubeConfig): KubeConfig {
 }
 
 /** The agents made so far (for tests). */
-export function sharedAgents(kubeConfig: KubeConfig): ReadonlyMap<string, unknown> {
-  return (
-    ((kubeConfig as unknown as Record<PropertyKey, unknown>)[SHARED] as Map<string, unknown>) ?? new Map()
-  );
+export function sharedAgents(kubeConfig: KubeConfig): readonly unknown[] {
+  const shared = (kubeConfig as unknown as Record<PropertyKey, unknown>)[SHARED] as Shared[] | undefined;
+  return (shared ?? []).map((s) => s.agent);
 }
