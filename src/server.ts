@@ -111,6 +111,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   );
   const pools = new PoolStore(kubeConfig, options.poolNamespace, log, guard);
   const cluster = new ClusterCache(kubeConfig, log);
+  cluster.nodes.on('add', (node) => nodes.observe(node));
+  cluster.nodes.on('update', (node) => nodes.observe(node));
   cluster.nodes.on('delete', (node) => nodes.forget(node.metadata?.name ?? ''));
   const locks: DecisionLocks = { pods: new KeyedLock(), apps: new KeyedLock() };
   const stops: (() => Promise<void>)[] = [];

@@ -21,7 +21,7 @@ import { cniArgsOfPod, keyOfPod, podName, policyOfPod, wantsFloatingIP } from '.
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { KeyedLock } from '../store/keyed-lock.js';
-import type { NodeFacts } from './node-subnets.js';
+import type { NodeFacts, NodeList } from './node-subnets.js';
 import type { FilterResult, HostPriority, MetaVictims } from './wire.js';
 
 /** galaxy's reason for a node whose subnet cannot serve the pod. */
@@ -121,21 +121,44 @@ export class Extender {
         error: message,
       };
     }
-    const passes = (node: V1Node | undefined, name: string): boolean => {
-      if (!node) {
-        failedNodes[name] = 'FloatingIPPlugin:UnknowNode';
+    if (nodes) {
+      const passes = (node: V1Node): boolean => {
+        const facts = this.nodes.subnetOf(node);
+        const name = node.metadata?.name ?? '';
+        if ('reason' in facts) failedNodes[name] = facts.reason;
+        else if (!allowed.has(facts.subnet)) failedNodes[name] = NO_FIP_LEFT;
+        else return true;
         return false;
-      }
-      const facts = this.nodes.subnetOf(node);
-      if ('reason' in facts) failedNodes[name] = facts.reason;
-      else if (!allowed.has(facts.subnet)) failedNodes[name] = NO_FIP_LEFT;
-      else return true;
-      return false;
-    };
-    if (nodes)
-      return { nodes: nodes.filter((n) => passes(n, n.metadata?.name ?? '')), failedNodes, error: '' };
-    const names = (nodeNames ?? []).filter((name) => passes(this.world.node(name), name));
-    return { nodeNames: names, failedNodes, error: '' };
+      };
+      return { nodes: nodes.filter(passes), failedNodes, error: '' };
+    }
+    return this.filterNames(
+      this.nodes.listOf(nodeNames ?? [], (name) => this.world.node(name)),
+      allowed,
+    );
+  }
+
+  /**
+   * The names-only filter over a resolved list. Pods differ in which node subnets they may use, not
+   * in the list, so the answer for a list and a set of allowed subnets is worked out once and shared
+   * (read-only) until a node's subnet changes.
+   */
+  private filterNames(list: NodeList, allowed: ReadonlySet<string>): FilterResult {
+    const usable = [...list.distinct].filter((s) => allowed.has(s)).sort();
+    const memoKey = usable.join(' ');
+    const known = list.memo.get(memoKey) as FilterResult | undefined;
+    if (known) return known;
+    const nodeNames: string[] = [];
+    const failedNodes: Record<string, string> = {};
+    list.names.forEach((name, i) => {
+      const subnet = list.subnets[i];
+      if (subnet === undefined) failedNodes[name] = list.reasons[i]!;
+      else if (!allowed.has(subnet)) failedNodes[name] = NO_FIP_LEFT;
+      else nodeNames.push(name);
+    });
+    const result: FilterResult = { nodeNames, failedNodes, error: '' };
+    list.memo.set(memoKey, result);
+    return result;
   }
 
   /**

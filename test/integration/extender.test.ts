@@ -196,6 +196,39 @@ describe('E5-2 filter', () => {
     expect(await world.addressesOf('web-0')).toEqual([ip]);
   });
 
+  test('E5-2f the same names-only list, asked again, follows node changes (galaxy never invalidates)', async () => {
+    const pod = await world.pod({ name: 'bare-0' });
+    const names = ['a1', 'b1', 'late'];
+    const first = { passed: ['a1', 'b1'], failed: { late: 'FloatingIPPlugin:UnknowNode' }, error: '' };
+    expect(await world.filter(pod, names)).toEqual(first);
+    expect(await world.filter(pod, names)).toEqual(first);
+    // a1 moves out of every node subnet; the unknown name appears, in subnet B
+    await world.core.replaceNodeStatus({
+      name: 'a1',
+      body: {
+        ...(await world.core.readNode({ name: 'a1' })),
+        status: { addresses: [{ type: 'InternalIP', address: '192.168.9.10' }] },
+      },
+    });
+    await world.node('late', '10.0.2.12');
+    await eventually(
+      'floatip to see both node changes',
+      async () => (await world.filter(pod, names)).passed.join() === 'b1,late',
+    );
+    expect(await world.filter(pod, names)).toEqual({
+      passed: ['b1', 'late'],
+      failed: { a1: 'FloatingIPPlugin:NoFIPConfigNode' },
+      error: '',
+    });
+    await world.core.deleteNode({ name: 'b1' });
+    await eventually('floatip to see b1 gone', async () => 'b1' in (await world.filter(pod, names)).failed);
+    expect(await world.filter(pod, names)).toEqual({
+      passed: ['late'],
+      failed: { a1: 'FloatingIPPlugin:NoFIPConfigNode', b1: 'FloatingIPPlugin:UnknowNode' },
+      error: '',
+    });
+  });
+
   test('E5-2e an unsupported policy is an error for the whole filter, in galaxy’s words', async () => {
     const pod = await world.pod({ name: 'solo', policy: 'never' });
     expect(await world.filter(pod, ['a1'])).toEqual({
