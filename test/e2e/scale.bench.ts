@@ -8,7 +8,9 @@
 // Knobs: FLOATIP_BENCH_E2E_ROUNDS (3), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50), _TRACE=1 (one
 // more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
 // more nodeCacheCapable run with floatip under node --cpu-prof, summarised), _MODES (default
-// baseline,ncc,full; also ncc-noprio: nodeCacheCapable without the prioritize verb).
+// baseline,tiny,ncc,full; also ncc-noprio: nodeCacheCapable without the prioritize verb). `tiny` is
+// the smallest extender that binds (test/e2e/tiny-extender.ts: keeps every node, scores them alike,
+// binds with a fixed annotation) with nodeCacheCapable: what the extender mechanism itself costs.
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +29,7 @@ import {
 import { createNodes, deleteNodes } from './nodes.js';
 import { deleteScaleRun, measureBinding, SCALE_RUN_LABEL, type ScaleResult } from './scale.js';
 import { startTimingProxy, type TimingProxy } from './timing-proxy.js';
+import { startTinyExtender, type TinyExtender } from './tiny-extender.js';
 import { sleep, waitFor } from './wait.js';
 import { deleteNamespace, ensureNamespace } from './workloads.js';
 
@@ -50,14 +53,15 @@ const CONFIG: ConfigEntry[] = [
   },
 ];
 
-type Mode = 'baseline' | 'ncc' | 'full' | 'ncc-noprio';
-const ALL_MODES: Mode[] = ['baseline', 'ncc', 'full', 'ncc-noprio'];
-const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,ncc,full')
+type Mode = 'baseline' | 'tiny' | 'ncc' | 'full' | 'ncc-noprio';
+const ALL_MODES: Mode[] = ['baseline', 'tiny', 'ncc', 'full', 'ncc-noprio'];
+const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,tiny,ncc,full')
   .split(',')
   .map((m) => m.trim() as Mode)
   .filter((m) => ALL_MODES.includes(m));
 const LABEL: Record<Mode, string> = {
   baseline: 'no extender (baseline)',
+  tiny: 'tiny extender (floor), ncc',
   ncc: 'floatip, nodeCacheCapable=true',
   full: 'floatip, nodeCacheCapable=false',
   'ncc-noprio': 'floatip, ncc, no prioritizeVerb',
@@ -137,10 +141,15 @@ interface RunKind {
 }
 
 async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<Run> {
-  const withFloatip = mode !== 'baseline';
+  const withFloatip = mode !== 'baseline' && mode !== 'tiny';
   let proxy: TimingProxy | undefined;
   let profileDir: string | undefined;
-  if (kind.trace) {
+  let tiny: TinyExtender | undefined;
+  if (mode === 'tiny') {
+    // the tiny extender takes floatip's place on the extender port for this run
+    await floatip!.stop();
+    tiny = await startTinyExtender();
+  } else if (kind.trace) {
     // the scheduler calls the proxy on the extender port; floatip moves to another port
     await floatip!.stop();
     const port = await freePort();
@@ -167,7 +176,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     deployments: DEPLOYMENTS,
     replicas: REPLICAS,
     run,
-    requireAnnotation: withFloatip,
+    requireAnnotation: mode !== 'baseline',
     timeoutMs: 10 * 60_000,
   });
   const cpu1 = cpuTimes();
@@ -178,6 +187,11 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   await verify(run, withFloatip);
   let detail = proxy?.summary();
   await proxy?.close();
+  if (tiny) {
+    await tiny.close();
+    expect(tiny.bindErrors).toEqual([]);
+    expect(tiny.calls.bind).toBeGreaterThanOrEqual(PODS);
+  }
   if (kind.trace || kind.profile) {
     await floatip!.stop(); // writes the profile
     if (profileDir) {
@@ -202,6 +216,11 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     },
     { timeoutMs: 180_000, intervalMs: 500 },
   );
+  if (tiny) {
+    // back after the tiny run's pods are gone, so that floatip never sees their fixed annotation
+    floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
+    await floatip.ready();
+  }
   const what = kind.trace ? 'trace' : kind.profile ? 'profile' : `round ${round}`;
   out(
     `  ${what.padEnd(7)} ${LABEL[mode].padEnd(32)} ${fmt(result.totalMs).padStart(7)} ms ` +

@@ -3,6 +3,7 @@
 // so a scenario can tell the extender was really on the path.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { shareConnections } from '../../src/kube/shared-agent.js';
 import { clusterKubeConfig, extenderPort } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
 import { describeError } from './kube-errors.js';
@@ -35,7 +36,8 @@ interface BindingArgs {
 export async function startTinyExtender(
   options: { port?: number; kubeConfig?: KubeConfig } = {},
 ): Promise<TinyExtender> {
-  const core = (options.kubeConfig ?? clusterKubeConfig()).makeApiClient(CoreV1Api);
+  // pooled keep-alive connections, as floatip has: without them every binding is a TLS handshake
+  const core = shareConnections(options.kubeConfig ?? clusterKubeConfig()).makeApiClient(CoreV1Api);
   const calls = { filter: 0, prioritize: 0, bind: 0, preempt: 0, other: 0 };
   const filterForms = new Set<'Nodes' | 'NodeNames'>();
   const bindErrors: string[] = [];
