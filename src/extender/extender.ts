@@ -157,6 +157,8 @@ export class Extender {
       else nodeNames.push(name);
     });
     const result: FilterResult = { nodeNames, failedNodes, error: '' };
+    // bounded: a few allowed-subnet sets are the rule, but a config may have many subnets
+    if (list.memo.size >= 64) list.memo.clear();
     list.memo.set(memoKey, result);
     return result;
   }
@@ -245,10 +247,8 @@ export class Extender {
    * relative to the roomiest candidate subnet, so pods spread and no subnet runs dry first.
    */
   prioritize(pod: V1Pod, nodes: V1Node[] | undefined, nodeNames: string[] | undefined): HostPriority[] {
-    const list =
-      nodes ?? (nodeNames ?? []).map((name) => this.world.node(name) ?? ({ metadata: { name } } as V1Node));
-    if (!wantsFloatingIP(pod, this.options.resource))
-      return list.map((n) => ({ host: n.metadata?.name ?? '', score: 0 }));
+    const names = nodes ? nodes.map((n) => n.metadata?.name ?? '') : (nodeNames ?? []);
+    if (!wantsFloatingIP(pod, this.options.resource)) return names.map((host) => ({ host, score: 0 }));
     let home = new Set<string>();
     try {
       const key = keyOfPod(pod);
@@ -259,21 +259,22 @@ export class Extender {
     } catch {
       // a pod filter has refused gets no preference
     }
-    const subnetOf = new Map<V1Node, string | undefined>();
+    const subnets: readonly (string | undefined)[] = nodes
+      ? nodes.map((node) => {
+          const facts = node.status ? this.nodes.subnetOf(node) : { reason: '' };
+          return 'subnet' in facts ? facts.subnet : undefined;
+        })
+      : this.nodes.listOf(names, (name) => this.world.node(name)).subnets;
     const free = new Map<string, bigint>();
-    for (const node of list) {
-      const facts = node.status ? this.nodes.subnetOf(node) : { reason: '' };
-      const subnet = 'subnet' in facts ? facts.subnet : undefined;
-      subnetOf.set(node, subnet);
+    for (const subnet of subnets)
       if (subnet && !free.has(subnet)) free.set(subnet, this.allocator.freeFor(subnet));
-    }
     const most = [...free.values()].reduce((a, b) => (b > a ? b : a), 0n);
-    return list.map((node) => {
-      const subnet = subnetOf.get(node);
+    return names.map((host, i) => {
+      const subnet = subnets[i];
       let score = 0;
       if (subnet && home.has(subnet)) score = 10;
       else if (subnet && most > 0n) score = Number((9n * free.get(subnet)!) / most);
-      return { host: node.metadata?.name ?? '', score };
+      return { host, score };
     });
   }
 
