@@ -10,13 +10,16 @@
 // more nodeCacheCapable run with floatip under node --cpu-prof, summarised), _MODES (default
 // baseline,tiny,ncc,full; also ncc-noprio: nodeCacheCapable without the prioritize verb). `tiny` is
 // the smallest extender that binds (test/e2e/tiny-extender.ts: keeps every node, scores them alike,
-// binds with a fixed annotation) with nodeCacheCapable: what the extender mechanism itself costs.
+// binds with a fixed annotation) with nodeCacheCapable: what the extender mechanism itself costs;
+// `tiny-crd` is the same plus one FloatingIP object created per bind, as floatip records each address.
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { summarizeProfile } from './cpu-profile.js';
-import { clusterKubeConfig, ENI_IP, extenderPort, restartScheduler, runDir } from './cluster.js';
+import { clusterKubeConfig, ENI_IP, extenderPort, loadCluster, restartScheduler, runDir } from './cluster.js';
 import { FloatipProcess, freePort, stopAllFloatips } from './floatip.js';
 import {
   addressesOf,
@@ -53,8 +56,8 @@ const CONFIG: ConfigEntry[] = [
   },
 ];
 
-type Mode = 'baseline' | 'tiny' | 'ncc' | 'full' | 'ncc-noprio';
-const ALL_MODES: Mode[] = ['baseline', 'tiny', 'ncc', 'full', 'ncc-noprio'];
+type Mode = 'baseline' | 'tiny' | 'tiny-crd' | 'ncc' | 'full' | 'ncc-noprio';
+const ALL_MODES: Mode[] = ['baseline', 'tiny', 'tiny-crd', 'ncc', 'full', 'ncc-noprio'];
 const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,tiny,ncc,full')
   .split(',')
   .map((m) => m.trim() as Mode)
@@ -62,6 +65,7 @@ const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,tiny,ncc
 const LABEL: Record<Mode, string> = {
   baseline: 'no extender (baseline)',
   tiny: 'tiny extender (floor), ncc',
+  'tiny-crd': 'tiny + a FloatingIP per pod',
   ncc: 'floatip, nodeCacheCapable=true',
   full: 'floatip, nodeCacheCapable=false',
   'ncc-noprio': 'floatip, ncc, no prioritizeVerb',
@@ -79,6 +83,8 @@ interface Run {
   readonly result: ScaleResult;
   readonly scheduler: SchedulerMetrics;
   readonly cpu: Record<string, number>;
+  /** kube-apiserver's requests during the run, by verb and resource (writes and reads, no watches). */
+  readonly requests: Map<string, number>;
   /** A trace run's per-verb latency, or a profile run's summary. */
   readonly detail?: string;
   readonly kind?: string;
@@ -141,14 +147,14 @@ interface RunKind {
 }
 
 async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<Run> {
-  const withFloatip = mode !== 'baseline' && mode !== 'tiny';
+  const withFloatip = mode === 'ncc' || mode === 'full' || mode === 'ncc-noprio';
   let proxy: TimingProxy | undefined;
   let profileDir: string | undefined;
   let tiny: TinyExtender | undefined;
-  if (mode === 'tiny') {
+  if (mode === 'tiny' || mode === 'tiny-crd') {
     // the tiny extender takes floatip's place on the extender port for this run
     await floatip!.stop();
-    tiny = await startTinyExtender();
+    tiny = await startTinyExtender({ recordObjects: mode === 'tiny-crd' });
   } else if (kind.trace) {
     // the scheduler calls the proxy on the extender port; floatip moves to another port
     await floatip!.stop();
@@ -169,6 +175,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   await restartScheduler(schedulerFor(mode));
   await sleep(1000); // let the new scheduler's informers settle
   const cpu0 = cpuTimes();
+  const requests0 = await apiserverRequests();
   const handlers0 = withFloatip ? await floatipHandlers() : undefined;
   const run = `b${round || 'x'}-${mode}-${Date.now().toString(36)}`;
   const result = await measureBinding({
@@ -180,6 +187,12 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     timeoutMs: 10 * 60_000,
   });
   const cpu1 = cpuTimes();
+  const requests1 = await apiserverRequests();
+  const requests = new Map<string, number>();
+  for (const [what, n] of requests1) {
+    const d = n - (requests0.get(what) ?? 0);
+    if (d > 0) requests.set(what, d);
+  }
   const scheduler = await schedulerMetrics();
   const handler = handlers0 ? handlerMeans(handlers0, await floatipHandlers()) : undefined;
   const cpu: Record<string, number> = {};
@@ -204,6 +217,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     await floatip.ready();
   }
   await deleteScaleRun(NS, run);
+  if (mode === 'tiny-crd') await deleteAllFloatingIPs(); // nobody else releases the tiny's objects
   await waitFor(
     `scale run ${run}'s pods to be gone and their addresses released`,
     async () => {
@@ -227,7 +241,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
       `(${result.podsPerSecond} pods/s; latency p50 ${fmt(result.latencyMs.p50)}, p99 ${fmt(result.latencyMs.p99)} ms; ` +
       `load ${os.loadavg()[0]!.toFixed(1)}${handler ? `; floatip handlers ${handler}` : ''})`,
   );
-  return { mode, round, result, scheduler, cpu, ...(detail ? { detail, kind: what } : {}) };
+  return { mode, round, result, scheduler, cpu, requests, ...(detail ? { detail, kind: what } : {}) };
 }
 
 /** Every pod bound; with floatip, one address each from the subnet, none twice, objects agreeing. */
@@ -335,6 +349,37 @@ function handlerMeans(
   return parts.join(', ') || undefined;
 }
 
+/**
+ * kube-apiserver's request counters (apiserver_request_total) by "VERB resource[/subresource]
+ * (content type)", without WATCH: who asks the API server for what, per run.
+ */
+async function apiserverRequests(): Promise<Map<string, number>> {
+  const { KUBECTL, KUBECONFIG } = loadCluster();
+  const totals = new Map<string, number>();
+  let text: string;
+  try {
+    ({ stdout: text } = await promisify(execFile)(
+      KUBECTL,
+      ['--kubeconfig', KUBECONFIG, 'get', '--raw', '/metrics'],
+      {
+        maxBuffer: 64 * 2 ** 20,
+      },
+    ));
+  } catch {
+    return totals;
+  }
+  for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$/gm)) {
+    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(m[1]!)?.[1] ?? '';
+    const verb = label('verb');
+    if (verb === 'WATCH') continue;
+    const sub = label('subresource');
+    const type = label('contentType').replace('application/', '').replace('vnd.kubernetes.', '');
+    const what = `${verb} ${label('resource')}${sub ? `/${sub}` : ''} (${type})`;
+    totals.set(what, (totals.get(what) ?? 0) + Number(m[2]));
+  }
+  return totals;
+}
+
 /** CPU seconds (user + system) so far of each control-plane process and floatip. */
 function cpuTimes(): Record<string, number> {
   const ticks = 100; // USER_HZ on Linux
@@ -402,6 +447,13 @@ function report(runs: readonly Run[]): void {
         `attempts ${attempts}`,
     );
     out(`  ${''.padEnd(32)} CPU seconds during the run: ${cpu}`);
+    const last = rs.at(-1)!.requests;
+    const perPod = [...last]
+      .filter(([, n]) => n >= PODS / 2)
+      .sort((a, b) => b[1] - a[1])
+      .map(([what, n]) => `${what} ${(n / PODS).toFixed(2)}`)
+      .join(', ');
+    out(`  ${''.padEnd(32)} kube-apiserver requests per pod (last round): ${perPod}`);
   }
   for (const r of runs.filter((x) => x.detail)) {
     out();

@@ -2,7 +2,7 @@
 // scores them alike, and binds with a fixed galaxy annotation. It records what the scheduler sent,
 // so a scenario can tell the extender was really on the path.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { shareConnections } from '../../src/kube/shared-agent.js';
 import { clusterKubeConfig, extenderPort } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
@@ -34,10 +34,21 @@ interface BindingArgs {
 }
 
 export async function startTinyExtender(
-  options: { port?: number; kubeConfig?: KubeConfig } = {},
+  options: {
+    port?: number;
+    kubeConfig?: KubeConfig;
+    /**
+     * Before each binding, create a FloatingIP object as floatip records an allocation (a made-up
+     * address from 10.200.0.0/16): for bench:e2e, what that one write costs the control plane.
+     */
+    recordObjects?: boolean;
+  } = {},
 ): Promise<TinyExtender> {
   // pooled keep-alive connections, as floatip has: without them every binding is a TLS handshake
-  const core = shareConnections(options.kubeConfig ?? clusterKubeConfig()).makeApiClient(CoreV1Api);
+  const kc = shareConnections(options.kubeConfig ?? clusterKubeConfig());
+  const core = kc.makeApiClient(CoreV1Api);
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  let recorded = 0;
   const calls = { filter: 0, prioritize: 0, bind: 0, preempt: 0, other: 0 };
   const filterForms = new Set<'Nodes' | 'NodeNames'>();
   const bindErrors: string[] = [];
@@ -65,6 +76,25 @@ export async function startTinyExtender(
         calls.bind++;
         const args = body as BindingArgs;
         try {
+          if (options.recordObjects) {
+            const n = recorded++;
+            await objects.createClusterCustomObject({
+              group: 'galaxy.k8s.io',
+              version: 'v1alpha1',
+              plural: 'floatingips',
+              body: {
+                apiVersion: 'galaxy.k8s.io/v1alpha1',
+                kind: 'FloatingIP',
+                metadata: { name: `10.200.${Math.floor(n / 250)}.${(n % 250) + 1}` },
+                spec: {
+                  key: `dp_${args.PodNamespace}_tiny_${args.PodName}`,
+                  attribute: JSON.stringify({ NodeName: args.Node, Uid: args.PodUID }),
+                  policy: 0,
+                  updateTime: new Date().toISOString(),
+                },
+              },
+            });
+          }
           await core.createNamespacedPodBinding({
             name: args.PodName,
             namespace: args.PodNamespace,
