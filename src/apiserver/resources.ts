@@ -247,6 +247,15 @@ export class ResourceService {
     const old = existing.obj;
     const oldMeta = metaOf(old);
     const meta: ObjectMeta = { ...metaOf(next) };
+    // a UID in the written object is a precondition, as in kube-apiserver's storage: it stops a write
+    // meant for an object that has since been deleted and re-created under the same name
+    if (meta.uid && oldMeta.uid && meta.uid !== oldMeta.uid) {
+      throw conflict(
+        ref(rt),
+        oldMeta.name ?? '',
+        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${oldMeta.uid}`,
+      );
+    }
     for (const field of SERVER_SET_ON_UPDATE) {
       if (oldMeta[field] === undefined) delete meta[field];
       else (meta as Record<string, unknown>)[field] = oldMeta[field];

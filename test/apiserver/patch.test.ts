@@ -233,7 +233,7 @@ describe('over HTTP', () => {
     expect(smp.code).toBe(415);
   });
 
-  test('a patch may not rename the object or change its server-set fields', async () => {
+  test('a patch may not rename the object or change its server-set fields; a UID in it is a precondition', async () => {
     const before = await core.readNamespacedPod({ name: 'p', namespace: 'default' });
     const rename = await failure(
       core.patchNamespacedPod(
@@ -242,15 +242,25 @@ describe('over HTTP', () => {
       ),
     );
     expect(rename.code).toBe(400);
+    // as kube-apiserver's storage: another UID means the write was meant for another incarnation
+    const forged = await failure(
+      core.patchNamespacedPod(
+        { name: 'p', namespace: 'default', body: { metadata: { uid: 'forged', labels: { a: 'b' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+    expect(forged.code).toBe(409);
+    expect(forged.status.message).toMatch(/Precondition failed: UID in precondition: forged/);
     const out = await core.patchNamespacedPod(
       {
         name: 'p',
         namespace: 'default',
-        body: { metadata: { uid: 'forged', creationTimestamp: '2000-01-01T00:00:00Z' } },
+        body: { metadata: { uid: before.metadata?.uid, creationTimestamp: '2000-01-01T00:00:00Z' } },
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     expect(out.metadata?.uid).toBe(before.metadata?.uid);
+    expect(out.metadata?.labels?.a).toBeUndefined();
     expect(out.metadata?.creationTimestamp).toEqual(before.metadata?.creationTimestamp);
   });
 });
