@@ -22,6 +22,7 @@ import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
 import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election.js';
 import { shareConnections } from './kube/shared-agent.js';
+import { Requeue } from './controller/requeue.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
@@ -123,6 +124,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     stops.push(() => store.stop());
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
     const world = new ClusterWorld(kubeConfig, cluster, workloads, guard);
+    const requeue = new Requeue((...args) => world.annotatePod(...args), log);
     const lifecycle = new Lifecycle(
       store,
       cluster,
@@ -139,6 +141,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         released: (_a, action, cause) => metrics?.releases.inc({ action: action.kind, cause }),
         leakFound: () => metrics?.leaks.inc(),
         retried: () => metrics?.writeRetries.inc({ what: 'release-job' }),
+        settled: (namespace, name) => void requeue.settled(namespace, name),
       },
       { events, log },
     );
@@ -165,9 +168,16 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     } else {
       lifecycle.start();
     }
-    const extender = new Extender(locks, store, world, nodes, events, log, {
-      resource: options.resource,
-    });
+    const extender = new Extender(
+      locks,
+      store,
+      world,
+      nodes,
+      events,
+      log,
+      { resource: options.resource },
+      requeue,
+    );
     const inFlight = new InFlight();
     const server = await listen(
       extenderApp(extender, nodes, log, { serving, metrics }, inFlight),

@@ -44,6 +44,11 @@ export interface LifecycleObserver {
   leakFound?(allocation: Allocation, reason: string): void;
   /** A release job tried again. */
   retried?(): void;
+  /**
+   * An incarnation of the pod namespace/name has been dealt with (its deletion processed, or its
+   * addresses settled after a newer one was found): a newer one refused by the UID rule may go on.
+   */
+  settled?(namespace: string, name: string): void;
 }
 
 type Family = 4 | 6;
@@ -161,9 +166,9 @@ export class Lifecycle {
       const held = this.allocator
         .byKey(key.text)
         .filter((a) => !a.reserved && (a.podUid === uid || a.podUid === ''));
-      if (held.length === 0) return;
-      await this.decideAndApply(key, policyOfPod(pod), held, 'pod-gone');
+      if (held.length > 0) await this.decideAndApply(key, policyOfPod(pod), held, 'pod-gone');
     });
+    this.observer.settled?.(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '');
   }
 
   /**
@@ -339,22 +344,31 @@ export class Lifecycle {
     const reason = await this.notRunning(key, allocation);
     if (!reason) return undefined;
     const identity = `${allocation.ip} ${allocation.key} ${allocation.podUid}`;
-    if (!this.suspects.has(identity)) return identity; // first sighting: wait for the next pass
+    // a pod missing from the cache may only be late to appear: act on the second sighting. A pod of
+    // the same name with another UID is proof: names are unique, so the old incarnation is gone.
+    if (!reason.reincarnated && !this.suspects.has(identity)) return identity;
     await this.locks.pods.run(`${key.namespace}/${key.podName}`, async () => {
       const now = this.allocator.get(allocation.ip);
       if (!now || now.key !== allocation.key || now.podUid !== allocation.podUid) return; // changed meanwhile
       this.log.warn(
-        { ip: allocation.ip, key: allocation.key, reason },
+        { ip: allocation.ip, key: allocation.key, reason: reason.text },
         'leak: releasing per the stored policy',
       );
-      this.observer.leakFound?.(allocation, reason);
+      this.observer.leakFound?.(allocation, reason.text);
       await this.decideAndApply(key, allocation.policy, [now], 'leak');
     });
+    if (reason.reincarnated) this.observer.settled?.(key.namespace, key.podName);
     return undefined;
   }
 
-  /** Why the pod named by the key is not running, or undefined when it is (or may be). */
-  private async notRunning(key: AllocationKey, allocation: Allocation): Promise<string | undefined> {
+  /**
+   * Why the pod named by the key is not running, or undefined when it is (or may be); `reincarnated`
+   * when a pod of that name exists with another UID than the address's.
+   */
+  private async notRunning(
+    key: AllocationKey,
+    allocation: Allocation,
+  ): Promise<{ text: string; reincarnated?: boolean } | undefined> {
     let pod = this.cluster.pods.get(key.namespace, key.podName);
     if (!pod) {
       try {
@@ -363,12 +377,12 @@ export class Lifecycle {
         return undefined; // unknown: keep the address
       }
     }
-    if (!pod) return 'pod not found';
+    if (!pod) return { text: 'pod not found' };
     const uid = pod.metadata?.uid ?? '';
     if (allocation.podUid && allocation.podUid !== uid) {
-      return `pod current uid ${uid} missmatch stored uid ${allocation.podUid}`;
+      return { text: `pod current uid ${uid} missmatch stored uid ${allocation.podUid}`, reincarnated: true };
     }
-    if (isFinished(pod)) return 'pod finished';
+    if (isFinished(pod)) return { text: 'pod finished' };
     return undefined;
   }
 

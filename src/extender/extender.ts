@@ -60,6 +60,15 @@ export interface AppLimit {
 
 export class ExtenderError extends Error {}
 
+/** The UID rule: a re-created pod waits until its previous incarnation's deletion was processed. */
+export class WaitingForDeleteError extends ExtenderError {}
+
+/** Who is told about binds refused by the UID rule, so that the pod is retried when it clears. */
+export interface RefusalListener {
+  refused(namespace: string, name: string, uid: string): void;
+  bound(namespace: string, name: string): void;
+}
+
 export interface ExtenderOptions {
   /** The extended resource that marks pods wanting a floating IP. */
   readonly resource: string;
@@ -92,6 +101,7 @@ export class Extender {
     private readonly events: EventRecorder,
     private readonly log: Logger,
     private readonly options: ExtenderOptions,
+    private readonly refusals?: RefusalListener,
   ) {
     this.podLocks = locks.pods;
     this.appLocks = locks.apps;
@@ -313,6 +323,7 @@ export class Extender {
   /** Allocates (or reuses) the pod's addresses, records them, and binds the pod. Returns "" or the error. */
   async bind(namespace: string, name: string, uid: string, nodeName: string): Promise<string> {
     const who = `${namespace}/${name}`;
+    let podUid = uid;
     try {
       let pod = this.world.pod(namespace, name);
       if (!pod || (uid && pod.metadata?.uid !== uid)) pod = await this.world.fetchPod(namespace, name);
@@ -323,11 +334,12 @@ export class Extender {
       if (!wantsFloatingIP(pod, this.options.resource))
         return "pod which doesn't want floatingip have been sent to plugin";
       const bound = pod;
-      await this.podLocks.run(who, () =>
-        this.bindLocked(bound, uid || (bound.metadata?.uid ?? ''), nodeName),
-      );
+      podUid = uid || (bound.metadata?.uid ?? '');
+      await this.podLocks.run(who, () => this.bindLocked(bound, podUid, nodeName));
+      this.refusals?.bound(namespace, name);
       return '';
     } catch (err) {
+      if (err instanceof WaitingForDeleteError) this.refusals?.refused(namespace, name, podUid);
       const message = errorText(err);
       this.log.warn({ pod: who, node: nodeName, err: message }, 'bind failed');
       const pod = this.world.pod(namespace, name);
@@ -396,7 +408,7 @@ export class Extender {
     for (const a of held) {
       // a same-named pod was re-created before the old one's deletion was seen
       if (a.podUid && a.podUid !== attrs.podUid) {
-        throw new ExtenderError(`waiting for delete event of ${key.text} before reuse this ip`);
+        throw new WaitingForDeleteError(`waiting for delete event of ${key.text} before reuse this ip`);
       }
       if (!this.allocator.nodeSubnetsServing(a.ip).includes(nodeSubnet)) {
         throw new ExtenderError(`${a.ip} of ${key.text} cannot be used in node subnet ${nodeSubnet}`);

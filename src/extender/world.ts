@@ -1,6 +1,13 @@
 // The extender's view of the cluster, backed by the caches and the API server: pods, nodes, how
 // many pods an app may hold addresses for, which workloads can keep addresses by name, and binding.
-import { CoreV1Api, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { Workloads } from '../controller/workloads.js';
 import type { AllocationKey, ReleasePolicy } from '../ipam/index.js';
 import type { ClusterCache } from '../kube/cluster.js';
@@ -77,6 +84,27 @@ export class ClusterWorld implements ExtenderWorld {
       });
     } catch (err) {
       throw kubeError(err, `bind pod ${namespace}/${name} to ${node}`);
+    }
+  }
+
+  /**
+   * Merges these annotations into the pod, only while it is the incarnation `uid` (the UID in the
+   * patch must match, or the API server refuses it).
+   */
+  async annotatePod(
+    namespace: string,
+    name: string,
+    uid: string,
+    annotations: Record<string, string>,
+  ): Promise<void> {
+    this.guard();
+    try {
+      await this.core.patchNamespacedPod(
+        { namespace, name, body: { metadata: { uid, annotations } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      throw kubeError(err, `annotate pod ${namespace}/${name}`);
     }
   }
 }

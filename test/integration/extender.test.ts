@@ -2,6 +2,7 @@
 // request bodies as kube-scheduler v1.20 sends them. Scenarios are numbered so a failure names one.
 import { readFileSync } from 'node:fs';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 
@@ -303,8 +304,15 @@ describe('E5-3 bind', () => {
     expect(await world.bind(second, 'a1')).toBe(
       'waiting for delete event of sts_ns1_web_web-0 before reuse this ip',
     );
+    expect((await world.readPod('web-0')).metadata?.annotations?.[REQUEUED_ANNOTATION]).toBeUndefined();
     world.floatip.lifecycle.start();
     await world.settle();
+    // the refused pod is touched once the old one's deletion is processed: kube-scheduler retries it
+    // at once instead of after its unschedulable queue's 60 s
+    await eventually(
+      'the refused pod to be touched',
+      async () => (await world.readPod('web-0')).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined,
+    );
     expect(await world.bind(second, 'a1')).toBe('');
   });
 

@@ -1,6 +1,8 @@
 // Release policies in motion (spec §5.3-§5.5, §7): the test plays kube's controllers and kubelet on
 // the embedded API server; floatip reacts as in a cluster. One scenario per row, numbered.
-import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
+import { eventually } from './helpers.js';
 import { World } from './world.js';
 
 const A = '10.0.1.0/24';
@@ -276,6 +278,30 @@ describe('E6-5 leaks, races, lost watches', () => {
     await world.floatip.lifecycle.resync();
     await world.settle();
     expect(world.floatip.allocator.get(ip)).toBeUndefined();
+  });
+
+  test('E6-5f a StatefulSet pod re-created while floatip was down: its old address is settled in the first pass, and the refused pod is retried', async () => {
+    await world.statefulSet('web', 1);
+    const ip = await running(sts('web-0', 'immutable'));
+    let second: V1Pod | undefined;
+    await world.restartFloatip(async () => {
+      await world.core.deleteNamespacedPod({ name: 'web-0', namespace: 'ns1' });
+      second = await world.pod(sts('web-0', 'immutable'), { wait: false });
+    });
+    // until the old incarnation is dealt with, the UID rule refuses the new one
+    expect(await world.bind(second!, 'a1')).toBe(
+      'waiting for delete event of sts_ns1_web_web-0 before reuse this ip',
+    );
+    // one resync pass: a pod of the same name with another UID proves the old one gone
+    await world.floatip.lifecycle.resync();
+    await world.settle();
+    expect(world.floatip.allocator.get(ip)).toMatchObject({ key: 'sts_ns1_web_web-0', podUid: '' });
+    await eventually(
+      'the refused pod to be touched',
+      async () => (await world.readPod('web-0')).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined,
+    );
+    expect(await world.bind(second!, 'a1')).toBe('');
+    expect(await world.addressesOf('web-0')).toEqual([ip]);
   });
 
   test('E6-5b a lost watch does not lose a release: the re-list reports the deletion', async () => {

@@ -70,6 +70,7 @@ test('the ClusterRole grants the writes floatip makes, and no more than it uses'
     'galaxy.k8s.io/floatingips/patch',
     'galaxy.k8s.io/floatingips/delete',
     '/pods/binding/create',
+    '/pods/patch',
     'coordination.k8s.io/leases/update',
     '/events/create',
     'apiextensions.k8s.io/customresourcedefinitions/create',

@@ -113,7 +113,8 @@ export class World {
     });
   }
 
-  async pod(spec: PodSpec): Promise<V1Pod> {
+  /** Creates the pod and (unless `wait` is false: floatip is down) waits until floatip has seen it. */
+  async pod(spec: PodSpec, { wait = true } = {}): Promise<V1Pod> {
     const annotations: Record<string, string> = {};
     if (spec.policy) annotations[RELEASE_POLICY_ANNOTATION] = spec.policy;
     if (spec.pool) annotations[POOL_ANNOTATION] = spec.pool;
@@ -152,6 +153,7 @@ export class World {
         },
       },
     });
+    if (!wait) return pod;
     await eventually(
       'the pod to reach floatip',
       async () =>
