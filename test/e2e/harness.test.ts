@@ -1,7 +1,7 @@
 // E2E-H: the harness itself, without floatip. A tiny in-process extender stands in for floatip, so
 // a failure here is the harness's (control plane, scheduler config, fake kubelet, helpers), not the
 // product's. Runs once per nodeCacheCapable mode, switching only the scheduler.
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { clusterKubeConfig, ENI_IP, loadCluster, restartScheduler } from './cluster.js';
 import { CNI_ARGS_ANNOTATION, FakeKubelet } from './fake-kubelet.js';
 import { httpCode } from './kube-errors.js';
@@ -253,5 +253,28 @@ describe('harness without extender (baseline)', () => {
     expect(bound.map((p) => p.spec?.nodeName)).toEqual([nodes[0], nodes[0]]);
     expect(bound.every((p) => p.metadata?.annotations?.[CNI_ARGS_ANNOTATION] === undefined)).toBe(true);
     await deleteScaleRun(ns, result.run);
+  });
+
+  // floatip touches a pod refused by the UID rule with a merge patch naming the pod's UID; that this
+  // cannot reach a newer pod of the same name rests on kube-apiserver refusing the UID mismatch
+  test('E2E-H7 a merge patch naming an older incarnation’s UID is refused; the current UID is accepted', async () => {
+    const body = { metadata: { name: 'incarnation' }, spec: { containers: [{ name: 'c', image: 'pause' }] } };
+    const first = await core.createNamespacedPod({ namespace: ns, body });
+    await core.deleteNamespacedPod({ name: 'incarnation', namespace: ns, gracePeriodSeconds: 0 });
+    await podGone(ns, 'incarnation');
+    const second = await core.createNamespacedPod({ namespace: ns, body });
+    const touch = (uid: string | undefined) =>
+      core.patchNamespacedPod(
+        { name: 'incarnation', namespace: ns, body: { metadata: { uid, annotations: { touched: uid } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    const stale = await touch(first.metadata?.uid).then(
+      () => 200,
+      (err: unknown) => httpCode(err),
+    );
+    expect([409, 422]).toContain(stale);
+    const touched = await touch(second.metadata?.uid);
+    expect(touched.metadata?.annotations?.touched).toBe(second.metadata?.uid);
+    await core.deleteNamespacedPod({ name: 'incarnation', namespace: ns, gracePeriodSeconds: 0 });
   });
 });
