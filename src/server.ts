@@ -10,6 +10,7 @@ import { kubernetesAuth } from './api/kube-auth.js';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
+import { Requeue } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
 import { type DecisionLocks, Extender } from './extender/extender.js';
 import { InFlight, extenderApp } from './extender/http.js';
@@ -21,8 +22,8 @@ import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
 import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election.js';
+import { awaitsScheduler, wantsFloatingIP } from './kube/pod.js';
 import { shareConnections } from './kube/shared-agent.js';
-import { Requeue } from './controller/requeue.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
@@ -154,11 +155,28 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       () => workloads.stop(),
     );
     stops.push(() => lifecycle.stop());
+    // once this replica answers the scheduler: pods it put aside while nobody did are sent back
+    let listening = false;
+    const kickWaiting = () => {
+      if (!listening || !serving()) return;
+      const waiting = cluster.pods
+        .list()
+        .filter((pod) => wantsFloatingIP(pod, options.resource) && awaitsScheduler(pod))
+        .map((pod) => ({
+          namespace: pod.metadata?.namespace ?? 'default',
+          name: pod.metadata?.name ?? '',
+          uid: pod.metadata?.uid ?? '',
+        }));
+      void requeue.kick(waiting);
+    };
     if (options.leaderElection) {
       const leading = new LeaderElector(
         { kubeConfig, ...options.leaderElection, log },
         {
-          onStartedLeading: () => lifecycle.start(),
+          onStartedLeading: () => {
+            lifecycle.start();
+            kickWaiting();
+          },
           onStoppedLeading: () => void lifecycle.pause(),
         },
       );
@@ -193,6 +211,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     });
     const extenderUrl = urlOf(options.bind, server, options.tls);
     log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
+    listening = true;
+    kickWaiting();
     const api = await listen(
       restApp({
         allocator,

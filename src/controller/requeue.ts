@@ -1,13 +1,17 @@
-// kube-scheduler v1.20 puts a pod whose bind the extender refused in its unschedulable queue, where it
-// waits up to 60 s (flushed every 30 s) unless the pod itself or the cluster changes. Some refusals
-// are floatip's own to clear: the UID rule (a re-created pod waits until its previous incarnation's
-// deletion has been processed). Such pods are remembered, and once floatip has dealt with the old
-// incarnation the waiting one is touched (an annotation with the time), which sends it back to the
-// scheduler's active queue at once.
+// kube-scheduler v1.20 puts a pod whose bind the extender refused (or whose extender call failed) in
+// its unschedulable queue, where it waits up to 60 s (flushed every 30 s) unless the pod itself or
+// the cluster changes. Two such waits are floatip's own to end: the UID rule (a re-created pod waits
+// until its previous incarnation's deletion has been processed), and floatip being away (restarting,
+// or no leader). Refused pods are remembered and touched (an annotation with the time) once the old
+// incarnation is dealt with; pods put aside while floatip was away are touched when it takes over.
+// A touch sends the pod back to the scheduler's active queue at once.
 import type { Logger } from '../log.js';
 
 /** Set on a pod floatip sent back to the scheduler; the value is when (RFC 3339). */
 export const REQUEUED_ANNOTATION = 'floatip.io/requeued-at';
+
+/** Touches in flight when many pods wait: enough to be quick, few enough not to crowd the API server. */
+const KICK_CONCURRENCY = 4;
 
 /** Writes annotations on the pod, only while it is still the incarnation `uid`. */
 export type AnnotatePod = (
@@ -49,6 +53,38 @@ export class Requeue {
       // gone or re-created again: the scheduler has a new pod to schedule anyway
       this.log.info({ pod: who, uid, err: (err as Error).message }, 'could not touch a refused pod');
     }
+  }
+
+  /**
+   * Touches these pods (a few at a time): floatip has just started serving the scheduler, and they
+   * were put aside while it could not. Resolves with how many were touched.
+   */
+  async kick(pods: readonly { namespace: string; name: string; uid: string }[]): Promise<number> {
+    let next = 0;
+    let touched = 0;
+    const at = new Date().toISOString();
+    const worker = async () => {
+      while (next < pods.length) {
+        const { namespace, name, uid } = pods[next++]!;
+        try {
+          await this.annotate(namespace, name, uid, { [REQUEUED_ANNOTATION]: at });
+          touched++;
+        } catch (err) {
+          this.log.info(
+            { pod: `${namespace}/${name}`, err: (err as Error).message },
+            'could not touch a pod put aside by the scheduler',
+          );
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: KICK_CONCURRENCY }, worker));
+    if (pods.length > 0) {
+      this.log.info(
+        { touched, of: pods.length },
+        'sent pods put aside while floatip was away back to the scheduler',
+      );
+    }
+    return touched;
   }
 
   /** How many pods wait (for tests and metrics). */

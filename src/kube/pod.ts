@@ -22,6 +22,15 @@ export function wantsFloatingIP(pod: V1Pod, resource: string): boolean {
   );
 }
 
+/**
+ * A pod kube-scheduler has tried and put aside (not bound, PodScheduled False): it waits in the
+ * scheduler's unschedulable queue until a cluster event or 60-90 s have passed.
+ */
+export function awaitsScheduler(pod: V1Pod): boolean {
+  if (pod.spec?.nodeName || pod.metadata?.deletionTimestamp) return false;
+  return (pod.status?.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.status === 'False');
+}
+
 /** The pod's allocation key (throws UnsupportedAppTypeError, as galaxy's FormatKey fails). */
 export function keyOfPod(pod: V1Pod): AllocationKey {
   return AllocationKey.forPod({

@@ -316,6 +316,41 @@ describe('E5-3 bind', () => {
     expect(await world.bind(second, 'a1')).toBe('');
   });
 
+  test('E5-3g pods the scheduler put aside while floatip was away are sent back when it serves again', async () => {
+    const setAside = async (name: string, floatipUp = true) => {
+      const pod = await world.pod({ name }, { wait: floatipUp });
+      await world.core.replaceNamespacedPodStatus({
+        name,
+        namespace: 'ns1',
+        body: {
+          ...pod,
+          status: {
+            phase: 'Pending',
+            conditions: [
+              { type: 'PodScheduled', status: 'False', reason: 'SchedulerError', message: 'extender down' },
+            ],
+          },
+        },
+      });
+      return pod;
+    };
+    await setAside('waiting-0');
+    await world.pod({ name: 'fresh-0' }); // not tried yet: the scheduler has it in its active queue
+    const bound = await world.pod({ name: 'bound-0' });
+    expect(await world.bind(bound, 'a1')).toBe('');
+    const touched = async (name: string) =>
+      (await world.readPod(name)).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined;
+    await world.restartFloatip(async () => {
+      await setAside('waiting-1', false);
+    });
+    await eventually(
+      'the pods put aside to be touched',
+      async () => (await touched('waiting-0')) && (await touched('waiting-1')),
+    );
+    expect(await touched('fresh-0')).toBe(false);
+    expect(await touched('bound-0')).toBe(false);
+  });
+
   test('E5-3d bind after the pod was deleted fails and takes nothing', async () => {
     const pod = await world.pod({ name: 'gone-0' });
     await world.deletePod('gone-0');
