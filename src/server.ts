@@ -155,10 +155,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       () => workloads.stop(),
     );
     stops.push(() => lifecycle.stop());
-    // once this replica answers the scheduler: pods it put aside while nobody did are sent back
+    // once this replica answers the scheduler, pods it put aside while nobody did are sent back: when
+    // it starts serving, and again at the first call that reaches it (a Service in front of the
+    // replicas may route to a new leader only after its next readiness probe)
     let listening = false;
+    let armed = false;
     const kickWaiting = () => {
-      if (!listening || !serving()) return;
       const waiting = cluster.pods
         .list()
         .filter((pod) => wantsFloatingIP(pod, options.resource) && awaitsScheduler(pod))
@@ -169,13 +171,23 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         }));
       void requeue.kick(waiting);
     };
+    const startServing = () => {
+      if (!listening || !serving()) return;
+      kickWaiting();
+      armed = true;
+    };
+    const onServe = () => {
+      if (!armed) return;
+      armed = false;
+      kickWaiting();
+    };
     if (options.leaderElection) {
       const leading = new LeaderElector(
         { kubeConfig, ...options.leaderElection, log },
         {
           onStartedLeading: () => {
             lifecycle.start();
-            kickWaiting();
+            startServing();
           },
           onStoppedLeading: () => void lifecycle.pause(),
         },
@@ -198,7 +210,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     );
     const inFlight = new InFlight();
     const server = await listen(
-      extenderApp(extender, nodes, log, { serving, metrics }, inFlight),
+      extenderApp(extender, nodes, log, { serving, metrics, onServe }, inFlight),
       options.bind,
       options.port,
       options.tls,
@@ -212,7 +224,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     const extenderUrl = urlOf(options.bind, server, options.tls);
     log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
     listening = true;
-    kickWaiting();
+    startServing();
     const api = await listen(
       restApp({
         allocator,

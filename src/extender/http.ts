@@ -25,6 +25,8 @@ export interface ExtenderHttpOptions {
   /** Whether this replica answers the scheduler now (the leader, not shutting down); else 503. */
   readonly serving?: () => boolean;
   readonly metrics?: Metrics;
+  /** Called for every call this replica answers (it leads): the scheduler reaches it. */
+  readonly onServe?: () => void;
 }
 
 /** Requests being answered, so that a graceful shutdown can wait for the binds in flight. */
@@ -140,6 +142,7 @@ export function extenderApp(
         .send(JSON.stringify({ Error: 'not serving: this replica is a follower or shutting down' }));
       return;
     }
+    options.onServe?.();
     next();
   };
   const observe = (verb: Verb, start: bigint, failure: string | undefined) =>

@@ -332,6 +332,11 @@ describe('E5-3 bind', () => {
           },
         },
       });
+      if (floatipUp) {
+        await eventually('floatip to see the pod put aside', async () =>
+          Boolean(world.floatip.cluster.pods.get('ns1', name)?.status?.conditions?.length),
+        );
+      }
       return pod;
     };
     await setAside('waiting-0');
@@ -349,6 +354,17 @@ describe('E5-3 bind', () => {
     );
     expect(await touched('fresh-0')).toBe(false);
     expect(await touched('bound-0')).toBe(false);
+    // put aside after that (the scheduler could not reach this replica yet): sent back at the first
+    // call that reaches it, and only then
+    await setAside('waiting-2');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await touched('waiting-2')).toBe(false);
+    expect((await world.filter(await world.readPod('fresh-0'), ['a1'])).passed).toEqual(['a1']);
+    await eventually('the pod put aside later to be touched', () => touched('waiting-2'));
+    await setAside('waiting-3');
+    expect((await world.filter(await world.readPod('fresh-0'), ['a1'])).passed).toEqual(['a1']);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await touched('waiting-3')).toBe(false);
   });
 
   test('E5-3d bind after the pod was deleted fails and takes nothing', async () => {
