@@ -143,6 +143,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         leakFound: () => metrics?.leaks.inc(),
         retried: () => metrics?.writeRetries.inc({ what: 'release-job' }),
         settled: (namespace, name) => void requeue.settled(namespace, name),
+        appChanged: (key) => void requeue.appChanged(key),
       },
       { events, log },
     );

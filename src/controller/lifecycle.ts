@@ -49,6 +49,11 @@ export interface LifecycleObserver {
    * addresses settled after a newer one was found): a newer one refused by the UID rule may go on.
    */
   settled?(namespace: string, name: string): void;
+  /**
+   * An address under this key was released or parked, or the app's limit may have changed (its
+   * Deployment changed): pods refused because their app was at its limit may go on.
+   */
+  appChanged?(key: string): void;
 }
 
 type Family = 4 | 6;
@@ -200,8 +205,10 @@ export class Lifecycle {
       }
     };
     // parking decisions about a Deployment's addresses count the app's addresses: one at a time per app
-    if (key.isDeployment()) await this.locks.apps.run(key.poolPrefix, run);
-    else await run();
+    if (key.isDeployment()) {
+      await this.locks.apps.run(key.poolPrefix, run);
+      this.observer.appChanged?.(key.text);
+    } else await run();
   }
 
   private async apply(
@@ -430,6 +437,8 @@ export class Lifecycle {
     const namespace = deployment.metadata?.namespace ?? 'default';
     const name = deployment.metadata?.name ?? '';
     const prefix = AllocationKey.fromParts('dp_', namespace, name, '', '').text;
+    // replicas or the rollout's surge allowance may have grown
+    this.observer.appChanged?.(prefix);
     if (!was && now.rolling) {
       const held = this.allocator.byPrefix(prefix);
       this.beforeRollout.set(prefix, {
@@ -442,6 +451,7 @@ export class Lifecycle {
       this.beforeRollout.delete(prefix);
       void this.locks.apps
         .run(prefix, () => this.trim(prefix, now.replicas, before))
+        .then(() => this.observer.appChanged?.(prefix))
         .catch((err: unknown) =>
           this.log.warn({ app: prefix, err: (err as Error).message }, 'rollout trim failed'),
         );

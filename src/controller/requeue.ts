@@ -1,17 +1,18 @@
 // kube-scheduler v1.20 puts a pod whose bind the extender refused (or whose extender call failed) in
 // its unschedulable queue, where it waits up to 60 s (flushed every 30 s) unless the pod itself or
-// the cluster changes. Two such waits are floatip's own to end: the UID rule (a re-created pod waits
-// until its previous incarnation's deletion has been processed), and floatip being away (restarting,
-// or no leader). Refused pods are remembered and touched (an annotation with the time) once the old
-// incarnation is dealt with; pods put aside while floatip was away are touched when it takes over.
-// A touch sends the pod back to the scheduler's active queue at once.
+// the cluster changes. Three such waits are floatip's own to end: the UID rule (a re-created pod
+// waits until its previous incarnation's deletion has been processed), an app at its limit (a
+// Deployment or Pool pod waits until the app gives an address back), and floatip being away
+// (restarting, or no leader). Refused pods are remembered and touched (an annotation with the time)
+// once what refused them has changed; pods put aside while floatip was away are touched when it
+// takes over. A touch sends the pod back to the scheduler's active queue at once.
 import type { Logger } from '../log.js';
 
 /** Set on a pod floatip sent back to the scheduler; the value is when (RFC 3339). */
 export const REQUEUED_ANNOTATION = 'floatip.io/requeued-at';
 
 /** Touches in flight when many pods wait: enough to be quick, few enough not to crowd the API server. */
-const KICK_CONCURRENCY = 4;
+const TOUCH_CONCURRENCY = 4;
 
 /** Writes annotations on the pod, only while it is still the incarnation `uid`. */
 export type AnnotatePod = (
@@ -21,9 +22,17 @@ export type AnnotatePod = (
   annotations: Record<string, string>,
 ) => Promise<void>;
 
+interface PodRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
 export class Requeue {
-  /** "namespace/name" → the UID of the incarnation that was refused. */
+  /** "namespace/name" → the UID of the incarnation the UID rule refused. */
   private readonly waiting = new Map<string, string>();
+  /** An app's count prefix → its pods refused because the app was at its limit ("ns/name" → UID). */
+  private readonly appWaiting = new Map<string, Map<string, string>>();
 
   constructor(
     private readonly annotate: AnnotatePod,
@@ -35,31 +44,74 @@ export class Requeue {
     if (uid) this.waiting.set(`${namespace}/${name}`, uid);
   }
 
-  /** The pod was bound after all: nothing to do for it any more. */
-  bound(namespace: string, name: string): void {
-    this.waiting.delete(`${namespace}/${name}`);
+  /** A pod of an app at its limit was refused (filter or bind). */
+  refusedForApp(countPrefix: string, namespace: string, name: string, uid: string): void {
+    if (!uid) return;
+    let pods = this.appWaiting.get(countPrefix);
+    if (!pods) this.appWaiting.set(countPrefix, (pods = new Map()));
+    pods.set(`${namespace}/${name}`, uid);
   }
 
-  /** An incarnation of namespace/name has been dealt with: a waiting one is touched. */
+  /** The pod was bound after all: nothing to do for it any more. */
+  bound(namespace: string, name: string): void {
+    const who = `${namespace}/${name}`;
+    this.waiting.delete(who);
+    this.forgetForApps(who);
+  }
+
+  /** An incarnation of namespace/name has been dealt with: one refused by the UID rule is touched. */
   async settled(namespace: string, name: string): Promise<void> {
     const who = `${namespace}/${name}`;
+    // a pod gone while refused for its app needs nothing any more
+    this.forgetForApps(who);
     const uid = this.waiting.get(who);
     if (uid === undefined) return;
     this.waiting.delete(who);
-    try {
-      await this.annotate(namespace, name, uid, { [REQUEUED_ANNOTATION]: new Date().toISOString() });
-      this.log.info({ pod: who, uid }, 'sent a pod refused by the UID rule back to the scheduler');
-    } catch (err) {
-      // gone or re-created again: the scheduler has a new pod to schedule anyway
-      this.log.info({ pod: who, uid, err: (err as Error).message }, 'could not touch a refused pod');
-    }
+    await this.touch([{ namespace, name, uid }], 'sent a pod refused by the UID rule back to the scheduler');
   }
 
   /**
-   * Touches these pods (a few at a time): floatip has just started serving the scheduler, and they
-   * were put aside while it could not. Resolves with how many were touched.
+   * An address under this key was released or parked, or the app's limit may have changed: pods
+   * refused for an app counting this key are touched, to be filtered again.
    */
-  async kick(pods: readonly { namespace: string; name: string; uid: string }[]): Promise<number> {
+  async appChanged(key: string): Promise<void> {
+    const due: PodRef[] = [];
+    for (const [prefix, pods] of this.appWaiting) {
+      if (!key.startsWith(prefix)) continue;
+      this.appWaiting.delete(prefix);
+      for (const [who, uid] of pods) {
+        const slash = who.indexOf('/');
+        due.push({ namespace: who.slice(0, slash), name: who.slice(slash + 1), uid });
+      }
+    }
+    if (due.length > 0)
+      await this.touch(due, 'sent pods refused for their app’s limit back to the scheduler');
+  }
+
+  /**
+   * Touches these pods: floatip has just started serving the scheduler, and they were put aside
+   * while it could not. Resolves with how many were touched.
+   */
+  kick(pods: readonly PodRef[]): Promise<number> {
+    return this.touch(pods, 'sent pods put aside while floatip was away back to the scheduler');
+  }
+
+  /** How many pods wait (for tests). */
+  get size(): number {
+    let n = this.waiting.size;
+    for (const pods of this.appWaiting.values()) n += pods.size;
+    return n;
+  }
+
+  private forgetForApps(who: string): void {
+    for (const [prefix, pods] of this.appWaiting) {
+      pods.delete(who);
+      if (pods.size === 0) this.appWaiting.delete(prefix);
+    }
+  }
+
+  /** Touches these pods, a few at a time; logs `what` with the counts. Resolves with how many. */
+  private async touch(pods: readonly PodRef[], what: string): Promise<number> {
     let next = 0;
     let touched = 0;
     const at = new Date().toISOString();
@@ -70,25 +122,16 @@ export class Requeue {
           await this.annotate(namespace, name, uid, { [REQUEUED_ANNOTATION]: at });
           touched++;
         } catch (err) {
+          // gone or re-created since: the scheduler has that pod's successor to schedule anyway
           this.log.info(
-            { pod: `${namespace}/${name}`, err: (err as Error).message },
-            'could not touch a pod put aside by the scheduler',
+            { pod: `${namespace}/${name}`, uid, err: (err as Error).message },
+            'could not touch a pod',
           );
         }
       }
     };
-    await Promise.all(Array.from({ length: KICK_CONCURRENCY }, worker));
-    if (pods.length > 0) {
-      this.log.info(
-        { touched, of: pods.length },
-        'sent pods put aside while floatip was away back to the scheduler',
-      );
-    }
+    await Promise.all(Array.from({ length: TOUCH_CONCURRENCY }, worker));
+    if (pods.length > 0) this.log.info({ touched, of: pods.length }, what);
     return touched;
-  }
-
-  /** How many pods wait (for tests and metrics). */
-  get size(): number {
-    return this.waiting.size;
   }
 }

@@ -63,9 +63,23 @@ export class ExtenderError extends Error {}
 /** The UID rule: a re-created pod waits until its previous incarnation's deletion was processed. */
 export class WaitingForDeleteError extends ExtenderError {}
 
-/** Who is told about binds refused by the UID rule, so that the pod is retried when it clears. */
+/** An app (Deployment or Pool) already holds as many addresses as it may: wait for one to come back. */
+export class AppLimitError extends ExtenderError {
+  constructor(
+    message: string,
+    /** Keys counted against the limit start with this. */
+    readonly countPrefix: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Who is told about refusals that floatip itself will clear, so that the pod is retried then. */
 export interface RefusalListener {
+  /** The UID rule refused the pod. */
   refused(namespace: string, name: string, uid: string): void;
+  /** The pod's app is at its limit. */
+  refusedForApp(countPrefix: string, namespace: string, name: string, uid: string): void;
   bound(namespace: string, name: string): void;
 }
 
@@ -124,6 +138,15 @@ export class Extender {
     } catch (err) {
       const message = errorText(err);
       this.log.info({ pod: podName(pod), err: message }, 'filter: no node can serve the pod');
+      if (err instanceof AppLimitError) {
+        const meta = pod.metadata ?? {};
+        this.refusals?.refusedForApp(
+          err.countPrefix,
+          meta.namespace ?? 'default',
+          meta.name ?? '',
+          meta.uid ?? '',
+        );
+      }
       return {
         ...(nodes ? { nodes: [] } : {}),
         ...(nodeNames ? { nodeNames: [] } : {}),
@@ -211,7 +234,7 @@ export class Extender {
       }
       const limit = this.world.appLimit(key);
       const used = this.usedBy(limit, key);
-      if (used >= limit.limit) throw new ExtenderError(limit.reached(used));
+      if (used >= limit.limit) throw new AppLimitError(limit.reached(used), limit.countPrefix);
       const parked = this.parked(key);
       subnets = parked.length > 0 ? this.servingAny(parked) : this.allocator.nodeSubnetsFor();
     } else {
@@ -340,6 +363,8 @@ export class Extender {
       return '';
     } catch (err) {
       if (err instanceof WaitingForDeleteError) this.refusals?.refused(namespace, name, podUid);
+      if (err instanceof AppLimitError)
+        this.refusals?.refusedForApp(err.countPrefix, namespace, name, podUid);
       const message = errorText(err);
       this.log.warn({ pod: who, node: nodeName, err: message }, 'bind failed');
       const pod = this.world.pod(namespace, name);
@@ -469,7 +494,7 @@ export class Extender {
     if (!holdsSome) {
       const limit = this.world.appLimit(key);
       const used = this.usedBy(limit, key);
-      if (used >= limit.limit) throw new ExtenderError(limit.reached(used));
+      if (used >= limit.limit) throw new AppLimitError(limit.reached(used), limit.countPrefix);
     }
     const made: Allocation[] = [];
     for (const family of families) {

@@ -424,6 +424,32 @@ describe('E5-4 Deployments and Pools', () => {
     },
   );
 
+  test.each(['never', 'immutable'] as const)(
+    'E5-4e %s: a pod refused for its app’s limit is sent back when the app gives an address back',
+    async (policy) => {
+      await world.deployment('app', 1);
+      const first = await world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy });
+      expect(await world.bind(first, 'b1')).toBe('');
+      const [ip] = await world.addressesOf('app-5d8f7c9b4-a');
+      const second = await world.pod({ name: 'app-5d8f7c9b4-b', owner: rs('app'), policy });
+      expect((await world.filter(second, ['a1', 'b1'])).error).toMatch(/wait for releasing$/);
+      const touched = async () =>
+        (await world.readPod('app-5d8f7c9b4-b')).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined;
+      expect(await touched()).toBe(false);
+      // the old pod goes: its address is parked for the app, and the refused pod is sent back
+      await world.deletePod('app-5d8f7c9b4-a');
+      await world.settle();
+      await eventually('the refused pod to be touched', touched);
+      expect(await world.filter(second, ['a1', 'b1'])).toEqual({
+        passed: ['b1'],
+        failed: { a1: 'FloatingIPPlugin:NoFIPLeft' },
+        error: '',
+      });
+      expect(await world.bind(second, 'b1')).toBe('');
+      expect(await world.addressesOf('app-5d8f7c9b4-b')).toEqual([ip]);
+    },
+  );
+
   test('E5-4c parked addresses come back, most recently parked first, and pin the pod to their subnet', async () => {
     await world.deployment('app', 3);
     const store = world.floatip.store;
