@@ -72,46 +72,6 @@ export async function cordon(node: string, unschedulable = true): Promise<void> 
     .patchNode({ name: node, body: { spec: { unschedulable } } }, MERGE);
 }
 
-let nudges = 0;
-
-/**
- * A cluster event that makes kube-scheduler v1.20 retry every pod it set aside: a node label change
- * (MoveAllToActiveOrBackoffQueue). A pod whose extender call failed (floatip down, or no leader yet)
- * waits in the unschedulable queue until such an event, or 60-90 s (podMaxUnschedulableQDuration 60 s,
- * flushed every 30 s); scenarios that kill floatip trigger one rather than wait.
- */
-export async function nudgeScheduler(node: string): Promise<void> {
-  await clusterKubeConfig()
-    .makeApiClient(CoreV1Api)
-    .patchNode(
-      { name: node, body: { metadata: { labels: { 'floatip-e2e/nudge': String(++nudges) } } } },
-      MERGE,
-    );
-}
-
-/**
- * Runs `work` while nudging the scheduler every `everyMs` (see nudgeScheduler): for waits where a pod
- * was refused because floatip had not yet seen another pod go (a rollout step, a pool at its size),
- * which kube-scheduler v1.20 would otherwise retry only after 60-90 s. Returns the result and how
- * many nudges it took. A real deadlock still never resolves: the refusal would repeat.
- */
-export async function whileNudging<T>(
-  node: string,
-  work: () => Promise<T>,
-  everyMs = 5000,
-): Promise<{ result: T; nudges: number }> {
-  let count = 0;
-  const timer = setInterval(() => {
-    count++;
-    void nudgeScheduler(node).catch(() => undefined);
-  }, everyMs);
-  try {
-    return { result: await work(), nudges: count };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 /** A line on the test run's output, for figures worth reporting (rollout times, failover times). */
 export function note(text: string): void {
   process.stderr.write(`e2e: ${text}\n`);
