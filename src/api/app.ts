@@ -42,6 +42,8 @@ export interface RestDeps {
   readonly validateResponses?: boolean;
   /** The largest request body; a release of 10,000 IPs is about 1 MB. */
   readonly bodyLimit?: string;
+  /** After an address of this key was released through the API. */
+  readonly released?: (key: string) => void;
 }
 
 export function restApp(deps: RestDeps): express.Express {

@@ -42,6 +42,8 @@ export interface ReleaseDeps {
   readonly pods: PodSource;
   readonly locks: DecisionLocks;
   readonly audit: AuditSink;
+  /** After an address of this key was released (pods waiting for their app may go on). */
+  readonly released?: (key: string) => void;
 }
 
 export interface ReleaseReport {
@@ -138,6 +140,7 @@ async function releaseOne(
   } catch (err) {
     return { ok: false, refused: false, reason: `release ip: ${(err as Error).message}` };
   }
+  deps.released?.(a.key);
   return verdict;
 }
 

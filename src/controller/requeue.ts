@@ -6,6 +6,7 @@
 // (restarting, or no leader). Refused pods are remembered and touched (an annotation with the time)
 // once what refused them has changed; pods put aside while floatip was away are touched when it
 // takes over. A touch sends the pod back to the scheduler's active queue at once.
+import { AllocationKey } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 
 /** Set on a pod floatip sent back to the scheduler; the value is when (RFC 3339). */
@@ -86,6 +87,29 @@ export class Requeue {
     }
     if (due.length > 0)
       await this.touch(due, 'sent pods refused for their app’s limit back to the scheduler');
+  }
+
+  /**
+   * An address of this key was released by hand (the REST API): a pod of that name refused by the
+   * UID rule, or pods refused for the key's app, may go on.
+   */
+  async released(key: string): Promise<void> {
+    let parsed: AllocationKey | undefined;
+    try {
+      parsed = AllocationKey.parse(key);
+    } catch {
+      parsed = undefined;
+    }
+    const who = parsed?.podName ? `${parsed.namespace}/${parsed.podName}` : undefined;
+    const uid = who ? this.waiting.get(who) : undefined;
+    if (who && uid !== undefined && parsed) {
+      this.waiting.delete(who);
+      await this.touch(
+        [{ namespace: parsed.namespace, name: parsed.podName, uid }],
+        'sent a pod refused by the UID rule back to the scheduler',
+      );
+    }
+    await this.appChanged(key);
   }
 
   /**

@@ -11,6 +11,7 @@ import { ReleasePolicy } from '../../src/ipam/index.js';
 import { DEFAULT_RESOURCE } from '../../src/kube/pod.js';
 import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
 import { eventually } from './helpers.js';
+import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { World } from './world.js';
 
 const A = '10.0.1.0/24'; // IPv4, 19 addresses
@@ -547,6 +548,27 @@ describe('R4 POST /v1/ip', () => {
     expect([res.status, res.body]).toEqual([200, { code: 200, message: '' }]);
     // a finished pod keeps its annotation; the consistency check is for pods that may still run
     await world.deletePod('web-0');
+  });
+
+  test('R4h releasing the old incarnation’s address by hand sends the refused new pod back to the scheduler', async () => {
+    const newer = await sts('web-1');
+    await hold('10.0.100.12', 'sts_ns1_web_web-1', {
+      ...never,
+      nodeName: 'a1',
+      podUid: 'uid-of-the-old-web-1',
+    });
+    expect(await world.bind(newer, 'a1')).toBe(
+      'waiting for delete event of sts_ns1_web_web-1 before reuse this ip',
+    );
+    const touched = async () =>
+      (await world.readPod('web-1')).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined;
+    expect(await touched()).toBe(false);
+    const res = await post('/v1/ip', {
+      ips: [{ ip: '10.0.100.12', namespace: 'ns1', appName: 'web', podName: 'web-1' }],
+    });
+    expect(res.status).toBe(200);
+    await eventually('the refused pod to be touched', touched);
+    expect(await world.bind(newer, 'a1')).toBe('');
   });
 
   test("R4e parked addresses: an app's (appType deployment) and a pool's; mixed outcome is a 202", async () => {
