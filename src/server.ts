@@ -103,12 +103,17 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   const config = new PoolConfigSource(options.galaxy, allocator, log, events);
   config.onChange(() => nodes.clearSubnets());
   let metrics: Metrics | undefined;
+  // made once the caches exist; the store tells it when an address is freed
+  let requeue: Requeue | undefined;
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, { group: GROUP, version: VERSION, plural: FLOATING_IP_PLURAL }),
     kubeConfig,
     allocator,
     log,
-    { writeConflict: () => metrics?.writeConflicts.inc() },
+    {
+      writeConflict: () => metrics?.writeConflicts.inc(),
+      freed: (ip) => void requeue?.addressFreed(allocator.nodeSubnetsServing(ip)),
+    },
     guard,
   );
   const pools = new PoolStore(kubeConfig, options.poolNamespace, log, guard);
@@ -125,7 +130,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     stops.push(() => store.stop());
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
     const world = new ClusterWorld(kubeConfig, cluster, workloads, guard);
-    const requeue = new Requeue((...args) => world.annotatePod(...args), log);
+    const requeued = new Requeue((...args) => world.annotatePod(...args), log);
+    requeue = requeued;
     const lifecycle = new Lifecycle(
       store,
       cluster,
@@ -142,8 +148,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         released: (_a, action, cause) => metrics?.releases.inc({ action: action.kind, cause }),
         leakFound: () => metrics?.leaks.inc(),
         retried: () => metrics?.writeRetries.inc({ what: 'release-job' }),
-        settled: (namespace, name) => void requeue.settled(namespace, name),
-        appChanged: (key) => void requeue.appChanged(key),
+        settled: (namespace, name) => void requeued.settled(namespace, name),
+        appChanged: (key) => void requeued.appChanged(key),
       },
       { events, log },
     );
@@ -170,7 +176,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           name: pod.metadata?.name ?? '',
           uid: pod.metadata?.uid ?? '',
         }));
-      void requeue.kick(waiting);
+      void requeued.kick(waiting);
     };
     const startServing = () => {
       if (!listening || !serving()) return;
@@ -207,7 +213,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       events,
       log,
       { resource: options.resource },
-      requeue,
+      requeued,
     );
     const inFlight = new InFlight();
     const server = await listen(
@@ -241,7 +247,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           res.type(metrics!.registry.contentType).send(await metrics!.registry.metrics());
         },
         validateResponses: options.validateApiResponses ?? false,
-        released: (key) => void requeue.released(key),
+        released: (key) => void requeued.released(key),
         ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
       }),
       options.bind,

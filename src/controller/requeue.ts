@@ -1,9 +1,9 @@
 // kube-scheduler v1.20 puts a pod whose bind the extender refused (or whose extender call failed) in
 // its unschedulable queue, where it waits up to 60 s (flushed every 30 s) unless the pod itself or
-// the cluster changes. Three such waits are floatip's own to end: the UID rule (a re-created pod
+// the cluster changes. Four such waits are floatip's own to end: the UID rule (a re-created pod
 // waits until its previous incarnation's deletion has been processed), an app at its limit (a
-// Deployment or Pool pod waits until the app gives an address back), and floatip being away
-// (restarting, or no leader). Refused pods are remembered and touched (an annotation with the time)
+// Deployment or Pool pod waits until the app gives an address back), node subnets out of addresses
+// (until one is freed), and floatip being away (restarting, or no leader). Refused pods are remembered and touched (an annotation with the time)
 // once what refused them has changed; pods put aside while floatip was away are touched when it
 // takes over. A touch sends the pod back to the scheduler's active queue at once.
 import { AllocationKey } from '../ipam/index.js';
@@ -34,6 +34,8 @@ export class Requeue {
   private readonly waiting = new Map<string, string>();
   /** An app's count prefix → its pods refused because the app was at its limit ("ns/name" → UID). */
   private readonly appWaiting = new Map<string, Map<string, string>>();
+  /** Pods no node could take because their node subnets had no free address, oldest first. */
+  private readonly subnetWaiting = new Map<string, { uid: string; subnets: ReadonlySet<string> }>();
 
   constructor(
     private readonly annotate: AnnotatePod,
@@ -53,18 +55,43 @@ export class Requeue {
     pods.set(`${namespace}/${name}`, uid);
   }
 
+  /** No node could take the pod: these node subnets had no free address for it. */
+  refusedForSubnets(namespace: string, name: string, uid: string, subnets: ReadonlySet<string>): void {
+    if (!uid || subnets.size === 0) return;
+    const who = `${namespace}/${name}`;
+    this.subnetWaiting.delete(who); // to the back of the line
+    this.subnetWaiting.set(who, { uid, subnets });
+  }
+
   /** The pod was bound after all: nothing to do for it any more. */
   bound(namespace: string, name: string): void {
     const who = `${namespace}/${name}`;
     this.waiting.delete(who);
-    this.forgetForApps(who);
+    this.forgetWaits(who);
+  }
+
+  /**
+   * An address of these node subnets became free: the pod waiting longest for one of them is
+   * touched (one per address, so that a freed address does not send every waiting pod back).
+   */
+  async addressFreed(subnets: readonly string[]): Promise<void> {
+    for (const [who, waiter] of this.subnetWaiting) {
+      if (!subnets.some((s) => waiter.subnets.has(s))) continue;
+      this.subnetWaiting.delete(who);
+      const slash = who.indexOf('/');
+      await this.touch(
+        [{ namespace: who.slice(0, slash), name: who.slice(slash + 1), uid: waiter.uid }],
+        'sent a pod waiting for a free address back to the scheduler',
+      );
+      return;
+    }
   }
 
   /** An incarnation of namespace/name has been dealt with: one refused by the UID rule is touched. */
   async settled(namespace: string, name: string): Promise<void> {
     const who = `${namespace}/${name}`;
-    // a pod gone while refused for its app needs nothing any more
-    this.forgetForApps(who);
+    // a pod gone while waiting for its app or a free address needs nothing any more
+    this.forgetWaits(who);
     const uid = this.waiting.get(who);
     if (uid === undefined) return;
     this.waiting.delete(who);
@@ -122,12 +149,13 @@ export class Requeue {
 
   /** How many pods wait (for tests). */
   get size(): number {
-    let n = this.waiting.size;
+    let n = this.waiting.size + this.subnetWaiting.size;
     for (const pods of this.appWaiting.values()) n += pods.size;
     return n;
   }
 
-  private forgetForApps(who: string): void {
+  private forgetWaits(who: string): void {
+    this.subnetWaiting.delete(who);
     for (const [prefix, pods] of this.appWaiting) {
       pods.delete(who);
       if (pods.size === 0) this.appWaiting.delete(prefix);

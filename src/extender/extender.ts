@@ -80,6 +80,8 @@ export interface RefusalListener {
   refused(namespace: string, name: string, uid: string): void;
   /** The pod's app is at its limit. */
   refusedForApp(countPrefix: string, namespace: string, name: string, uid: string): void;
+  /** No node could take the pod: these node subnets had no free address for it. */
+  refusedForSubnets(namespace: string, name: string, uid: string, subnets: ReadonlySet<string>): void;
   bound(namespace: string, name: string): void;
 }
 
@@ -154,21 +156,37 @@ export class Extender {
         error: message,
       };
     }
+    let result: FilterResult;
+    // node subnets of candidate nodes that failed only for want of a free address
+    let exhausted: Set<string>;
     if (nodes) {
+      exhausted = new Set();
       const passes = (node: V1Node): boolean => {
         const facts = this.nodes.subnetOf(node);
         const name = node.metadata?.name ?? '';
         if ('reason' in facts) failedNodes[name] = facts.reason;
-        else if (!allowed.has(facts.subnet)) failedNodes[name] = NO_FIP_LEFT;
-        else return true;
+        else if (!allowed.has(facts.subnet)) {
+          failedNodes[name] = NO_FIP_LEFT;
+          exhausted.add(facts.subnet);
+        } else return true;
         return false;
       };
-      return { nodes: nodes.filter(passes), failedNodes, error: '' };
+      result = { nodes: nodes.filter(passes), failedNodes, error: '' };
+    } else {
+      const list = this.nodes.listOf(nodeNames ?? [], (name) => this.world.node(name));
+      exhausted = new Set([...list.distinct].filter((s) => !allowed.has(s)));
+      result = this.filterNames(list, allowed);
     }
-    return this.filterNames(
-      this.nodes.listOf(nodeNames ?? [], (name) => this.world.node(name)),
-      allowed,
-    );
+    if ((result.nodes ?? result.nodeNames ?? []).length === 0 && exhausted.size > 0) {
+      const meta = pod.metadata ?? {};
+      this.refusals?.refusedForSubnets(
+        meta.namespace ?? 'default',
+        meta.name ?? '',
+        meta.uid ?? '',
+        exhausted,
+      );
+    }
+    return result;
   }
 
   /**

@@ -62,6 +62,8 @@ export interface StoreObserver {
   objectProblem?(problem: ObjectProblem): void;
   /** A write that failed because someone else changed the object first. */
   writeConflict?(ip: string): void;
+  /** An address became free: released here, or its object deleted by someone else. */
+  freed?(ip: string): void;
 }
 
 export interface StartReport {
@@ -164,7 +166,9 @@ export class FloatingIPStore {
     } catch {
       return;
     }
-    this.applyEvent(ip, versionOf(object), () => this.allocator.unload(ip));
+    this.applyEvent(ip, versionOf(object), () => {
+      if (this.allocator.unload(ip)) this.observer.freed?.(ip);
+    });
   }
 
   /** Applies a watch event's change, unless memory already reflects something as new. */
@@ -303,7 +307,10 @@ export class FloatingIPStore {
             throw this.refusal(err, current.ip);
           }
         }
-        if (this.allocator.get(current.ip) === current) this.allocator.unload(current.ip);
+        if (this.allocator.get(current.ip) === current) {
+          this.allocator.unload(current.ip);
+          this.observer.freed?.(current.ip);
+        }
         return current;
       }
     });

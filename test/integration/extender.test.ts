@@ -171,6 +171,31 @@ describe('E5-2 filter', () => {
     );
   });
 
+  test('E5-2g a pod no node could take for want of an address is sent back when one is freed', async () => {
+    for (let i = 0; i < 3; i++) {
+      const pod = await world.pod({ name: `fill-${i}` });
+      expect(await world.bind(pod, 'b1')).toBe('');
+    }
+    const late = await world.pod({ name: 'late' });
+    const later = await world.pod({ name: 'later' });
+    for (const pod of [late, later]) {
+      expect(await world.filter(pod, ['b1', 'nowhere'])).toEqual({
+        passed: [],
+        failed: { b1: 'FloatingIPPlugin:NoFIPLeft', nowhere: 'FloatingIPPlugin:NoFIPConfigNode' },
+        error: '',
+      });
+    }
+    const touched = async (name: string) =>
+      (await world.readPod(name)).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined;
+    // one address freed: the pod waiting longest is sent back, not every waiting pod
+    await world.deletePod('fill-0');
+    await world.settle();
+    await eventually('the first waiting pod to be touched', () => touched('late'));
+    expect(await touched('later')).toBe(false);
+    expect((await world.filter(late, ['b1', 'nowhere'])).passed).toEqual(['b1']);
+    expect(await world.bind(late, 'b1')).toBe('');
+  });
+
   test('E5-2d a pod holding an address may only go where that address works', async () => {
     await world.statefulSet('web', 1);
     const pod = await world.pod({
