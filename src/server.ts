@@ -130,7 +130,11 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     stops.push(() => store.stop());
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
     const world = new ClusterWorld(kubeConfig, cluster, workloads, guard);
-    const requeued = new Requeue((...args) => world.annotatePod(...args), log);
+    const requeued = new Requeue(
+      (...args) => world.annotatePod(...args),
+      log,
+      (why, pods) => metrics?.requeued.inc({ why }, pods),
+    );
     requeue = requeued;
     const lifecycle = new Lifecycle(
       store,

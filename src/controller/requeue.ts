@@ -23,6 +23,9 @@ export type AnnotatePod = (
   annotations: Record<string, string>,
 ) => Promise<void>;
 
+/** What held a pod back: the UID rule, its app's limit, no free address, floatip away. */
+export type RequeueReason = 'uid-rule' | 'app-limit' | 'no-free-ip' | 'floatip-away';
+
 interface PodRef {
   readonly namespace: string;
   readonly name: string;
@@ -40,6 +43,8 @@ export class Requeue {
   constructor(
     private readonly annotate: AnnotatePod,
     private readonly log: Logger,
+    /** Counts the pods touched (metrics). */
+    private readonly counted: (why: RequeueReason, pods: number) => void = () => undefined,
   ) {}
 
   /** A bind of this pod was refused until its previous incarnation is dealt with. */
@@ -81,6 +86,7 @@ export class Requeue {
       const slash = who.indexOf('/');
       await this.touch(
         [{ namespace: who.slice(0, slash), name: who.slice(slash + 1), uid: waiter.uid }],
+        'no-free-ip',
         'sent a pod waiting for a free address back to the scheduler',
       );
       return;
@@ -95,7 +101,11 @@ export class Requeue {
     const uid = this.waiting.get(who);
     if (uid === undefined) return;
     this.waiting.delete(who);
-    await this.touch([{ namespace, name, uid }], 'sent a pod refused by the UID rule back to the scheduler');
+    await this.touch(
+      [{ namespace, name, uid }],
+      'uid-rule',
+      'sent a pod refused by the UID rule back to the scheduler',
+    );
   }
 
   /**
@@ -113,7 +123,7 @@ export class Requeue {
       }
     }
     if (due.length > 0)
-      await this.touch(due, 'sent pods refused for their app’s limit back to the scheduler');
+      await this.touch(due, 'app-limit', 'sent pods refused for their app’s limit back to the scheduler');
   }
 
   /**
@@ -133,6 +143,7 @@ export class Requeue {
       this.waiting.delete(who);
       await this.touch(
         [{ namespace: parsed.namespace, name: parsed.podName, uid }],
+        'uid-rule',
         'sent a pod refused by the UID rule back to the scheduler',
       );
     }
@@ -144,7 +155,11 @@ export class Requeue {
    * while it could not. Resolves with how many were touched.
    */
   kick(pods: readonly PodRef[]): Promise<number> {
-    return this.touch(pods, 'sent pods put aside while floatip was away back to the scheduler');
+    return this.touch(
+      pods,
+      'floatip-away',
+      'sent pods put aside while floatip was away back to the scheduler',
+    );
   }
 
   /** How many pods wait (for tests). */
@@ -163,7 +178,7 @@ export class Requeue {
   }
 
   /** Touches these pods, a few at a time; logs `what` with the counts. Resolves with how many. */
-  private async touch(pods: readonly PodRef[], what: string): Promise<number> {
+  private async touch(pods: readonly PodRef[], why: RequeueReason, what: string): Promise<number> {
     let next = 0;
     let touched = 0;
     const at = new Date().toISOString();
@@ -183,7 +198,8 @@ export class Requeue {
       }
     };
     await Promise.all(Array.from({ length: TOUCH_CONCURRENCY }, worker));
-    if (pods.length > 0) this.log.info({ touched, of: pods.length }, what);
+    if (touched > 0) this.counted(why, touched);
+    if (pods.length > 0) this.log.info({ touched, of: pods.length, why }, what);
     return touched;
   }
 }

@@ -56,7 +56,13 @@ export class Metrics {
   });
   readonly leaks = new Counter({
     name: 'floatip_leaks_total',
-    help: 'Addresses found by resync on two passes with no running pod, and released per their policy',
+    help: 'Addresses found by resync whose pod is gone, finished or re-created, and settled per their policy',
+    registers: [this.registry],
+  });
+  readonly requeued = new Counter({
+    name: 'floatip_requeued_pods_total',
+    help: 'Pods sent back to kube-scheduler once what held them back cleared, by what it was',
+    labelNames: ['why'] as const,
     registers: [this.registry],
   });
 

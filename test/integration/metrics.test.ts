@@ -51,6 +51,13 @@ test('E8-5 metrics move with allocations, failures, releases, conflicts and leak
 
     await world.deletePod('p1');
     await world.settle();
+    // p3 found no node with a free address; p1's release sends it back to the scheduler
+    let mid = await scrape(world);
+    for (let i = 0; i < 100 && value(mid, 'floatip_requeued_pods_total{why="no-free-ip"}') === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      mid = await scrape(world);
+    }
+    expect(value(mid, 'floatip_requeued_pods_total{why="no-free-ip"}')).toBe(1);
     await world.restartFloatip(() =>
       world.core.deleteNamespacedPod({ name: 'p2', namespace: 'ns1' }).then(() => undefined),
     );
