@@ -3,9 +3,10 @@
 // the cluster changes. Four such waits are floatip's own to end: the UID rule (a re-created pod
 // waits until its previous incarnation's deletion has been processed), an app at its limit (a
 // Deployment or Pool pod waits until the app gives an address back), node subnets out of addresses
-// (until one is freed), and floatip being away (restarting, or no leader). Refused pods are remembered and touched (an annotation with the time)
-// once what refused them has changed; pods put aside while floatip was away are touched when it
-// takes over. A touch sends the pod back to the scheduler's active queue at once.
+// (until one is freed), and floatip being away (restarting, or no leader). Refused pods are
+// remembered and touched (an annotation with the time) once what refused them has changed; pods put
+// aside while floatip was away are touched when it takes over. A touch sends the pod back to the
+// scheduler's active queue at once.
 import { AllocationKey } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 
@@ -63,9 +64,8 @@ export class Requeue {
   /** No node could take the pod: these node subnets had no free address for it. */
   refusedForSubnets(namespace: string, name: string, uid: string, subnets: ReadonlySet<string>): void {
     if (!uid || subnets.size === 0) return;
-    const who = `${namespace}/${name}`;
-    this.subnetWaiting.delete(who); // to the back of the line
-    this.subnetWaiting.set(who, { uid, subnets });
+    // a pod refused again keeps its place in the line
+    this.subnetWaiting.set(`${namespace}/${name}`, { uid, subnets });
   }
 
   /** The pod was bound after all: nothing to do for it any more. */
