@@ -351,9 +351,11 @@ export class Lifecycle {
     const reason = await this.notRunning(key, allocation);
     if (!reason) return undefined;
     const identity = `${allocation.ip} ${allocation.key} ${allocation.podUid}`;
-    // a pod missing from the cache may only be late to appear: act on the second sighting. A pod of
-    // the same name with another UID is proof: names are unique, so the old incarnation is gone.
-    if (!reason.reincarnated && !this.suspects.has(identity)) return identity;
+    // The cache may lag either way, so a sighting is only a suspicion: act on the second one. A pod of
+    // the same name with another UID at the API server itself is proof at once (names are unique, so
+    // the address's incarnation is gone); the cache alone could still be showing an older one.
+    const proven = reason.reincarnated && (await this.reincarnatedAtServer(key, allocation));
+    if (!proven && !this.suspects.has(identity)) return identity;
     await this.locks.pods.run(`${key.namespace}/${key.podName}`, async () => {
       const now = this.allocator.get(allocation.ip);
       if (!now || now.key !== allocation.key || now.podUid !== allocation.podUid) return; // changed meanwhile
@@ -366,6 +368,16 @@ export class Lifecycle {
     });
     if (reason.reincarnated) this.observer.settled?.(key.namespace, key.podName);
     return undefined;
+  }
+
+  /** Whether the API server now has a pod of the key's name with another UID than the address's. */
+  private async reincarnatedAtServer(key: AllocationKey, allocation: Allocation): Promise<boolean> {
+    try {
+      const pod = await this.world.fetchPod(key.namespace, key.podName);
+      return pod !== undefined && (pod.metadata?.uid ?? '') !== allocation.podUid;
+    } catch {
+      return false; // unknown: the second sighting decides
+    }
   }
 
   /**

@@ -304,6 +304,19 @@ describe('E6-5 leaks, races, lost watches', () => {
     expect(await world.addressesOf('web-0')).toEqual([ip]);
   });
 
+  test('E6-5g a cache still holding an older incarnation does not make resync release a live pod’s address', async () => {
+    await world.statefulSet('web', 1);
+    const ip = await running(sts('web-0', 'immutable'));
+    // the cache lags: it still shows a previous web-0 (another UID) while the address is the live one's
+    const cached = world.floatip.cluster.pods.get('ns1', 'web-0')!;
+    const live = cached.metadata!.uid;
+    cached.metadata!.uid = 'uid-of-an-older-web-0';
+    await world.floatip.lifecycle.resync();
+    await world.settle();
+    cached.metadata!.uid = live;
+    expect(world.floatip.allocator.get(ip)).toMatchObject({ key: 'sts_ns1_web_web-0', podUid: live });
+  });
+
   test('E6-5b a lost watch does not lose a release: the re-list reports the deletion', async () => {
     const ip = await running({ name: 'solo' });
     world.server.faults.failNext({ verb: 'watch', resource: 'pods' }, 500, { times: 1 });
