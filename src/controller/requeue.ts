@@ -34,12 +34,12 @@ interface PodRef {
 }
 
 export class Requeue {
-  /** "namespace/name" → the UID of the incarnation the UID rule refused. */
-  private readonly waiting = new Map<string, string>();
-  /** An app's count prefix → its pods refused because the app was at its limit ("ns/name" → UID). */
-  private readonly appWaiting = new Map<string, Map<string, string>>();
-  /** Pods no node could take because their node subnets had no free address, oldest first. */
-  private readonly subnetWaiting = new Map<string, { uid: string; subnets: ReadonlySet<string> }>();
+  /** By "namespace/name": pods the UID rule refused. */
+  private readonly waiting = new Map<string, PodRef>();
+  /** By an app's count prefix, then "namespace/name": pods refused because the app was at its limit. */
+  private readonly appWaiting = new Map<string, Map<string, PodRef>>();
+  /** By "namespace/name", oldest first: pods no node could take for want of a free address. */
+  private readonly subnetWaiting = new Map<string, { pod: PodRef; subnets: ReadonlySet<string> }>();
 
   constructor(
     private readonly annotate: AnnotatePod,
@@ -50,7 +50,7 @@ export class Requeue {
 
   /** A bind of this pod was refused until its previous incarnation is dealt with. */
   refused(namespace: string, name: string, uid: string): void {
-    if (uid) this.waiting.set(`${namespace}/${name}`, uid);
+    if (uid) this.waiting.set(whoOf(namespace, name), { namespace, name, uid });
   }
 
   /** A pod of an app at its limit was refused (filter or bind). */
@@ -58,19 +58,19 @@ export class Requeue {
     if (!uid) return;
     let pods = this.appWaiting.get(countPrefix);
     if (!pods) this.appWaiting.set(countPrefix, (pods = new Map()));
-    pods.set(`${namespace}/${name}`, uid);
+    pods.set(whoOf(namespace, name), { namespace, name, uid });
   }
 
   /** No node could take the pod: these node subnets had no free address for it. */
   refusedForSubnets(namespace: string, name: string, uid: string, subnets: ReadonlySet<string>): void {
     if (!uid || subnets.size === 0) return;
     // a pod refused again keeps its place in the line
-    this.subnetWaiting.set(`${namespace}/${name}`, { uid, subnets });
+    this.subnetWaiting.set(whoOf(namespace, name), { pod: { namespace, name, uid }, subnets });
   }
 
   /** The pod was bound after all: nothing to do for it any more. */
   bound(namespace: string, name: string): void {
-    const who = `${namespace}/${name}`;
+    const who = whoOf(namespace, name);
     this.waiting.delete(who);
     this.forgetWaits(who);
   }
@@ -83,9 +83,8 @@ export class Requeue {
     for (const [who, waiter] of this.subnetWaiting) {
       if (!subnets.some((s) => waiter.subnets.has(s))) continue;
       this.subnetWaiting.delete(who);
-      const slash = who.indexOf('/');
       await this.touch(
-        [{ namespace: who.slice(0, slash), name: who.slice(slash + 1), uid: waiter.uid }],
+        [waiter.pod],
         'no-free-ip',
         'sent a pod waiting for a free address back to the scheduler',
       );
@@ -95,17 +94,9 @@ export class Requeue {
 
   /** An incarnation of namespace/name has been dealt with: one refused by the UID rule is touched. */
   async settled(namespace: string, name: string): Promise<void> {
-    const who = `${namespace}/${name}`;
     // a pod gone while waiting for its app or a free address needs nothing any more
-    this.forgetWaits(who);
-    const uid = this.waiting.get(who);
-    if (uid === undefined) return;
-    this.waiting.delete(who);
-    await this.touch(
-      [{ namespace, name, uid }],
-      'uid-rule',
-      'sent a pod refused by the UID rule back to the scheduler',
-    );
+    this.forgetWaits(whoOf(namespace, name));
+    await this.touchRefusedByUidRule(namespace, name);
   }
 
   /**
@@ -117,10 +108,7 @@ export class Requeue {
     for (const [prefix, pods] of this.appWaiting) {
       if (!key.startsWith(prefix)) continue;
       this.appWaiting.delete(prefix);
-      for (const [who, uid] of pods) {
-        const slash = who.indexOf('/');
-        due.push({ namespace: who.slice(0, slash), name: who.slice(slash + 1), uid });
-      }
+      due.push(...pods.values());
     }
     if (due.length > 0)
       await this.touch(due, 'app-limit', 'sent pods refused for their app’s limit back to the scheduler');
@@ -137,16 +125,7 @@ export class Requeue {
     } catch {
       parsed = undefined;
     }
-    const who = parsed?.podName ? `${parsed.namespace}/${parsed.podName}` : undefined;
-    const uid = who ? this.waiting.get(who) : undefined;
-    if (who && uid !== undefined && parsed) {
-      this.waiting.delete(who);
-      await this.touch(
-        [{ namespace: parsed.namespace, name: parsed.podName, uid }],
-        'uid-rule',
-        'sent a pod refused by the UID rule back to the scheduler',
-      );
-    }
+    if (parsed?.podName) await this.touchRefusedByUidRule(parsed.namespace, parsed.podName);
     await this.appChanged(key);
   }
 
@@ -162,11 +141,12 @@ export class Requeue {
     );
   }
 
-  /** How many pods wait (for tests). */
-  get size(): number {
-    let n = this.waiting.size + this.subnetWaiting.size;
-    for (const pods of this.appWaiting.values()) n += pods.size;
-    return n;
+  private async touchRefusedByUidRule(namespace: string, name: string): Promise<void> {
+    const who = whoOf(namespace, name);
+    const pod = this.waiting.get(who);
+    if (!pod) return;
+    this.waiting.delete(who);
+    await this.touch([pod], 'uid-rule', 'sent a pod refused by the UID rule back to the scheduler');
   }
 
   private forgetWaits(who: string): void {
@@ -203,3 +183,5 @@ export class Requeue {
     return touched;
   }
 }
+
+const whoOf = (namespace: string, name: string) => `${namespace}/${name}`;

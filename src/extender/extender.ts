@@ -157,36 +157,45 @@ export class Extender {
       };
     }
     let result: FilterResult;
-    // node subnets of candidate nodes that failed only for want of a free address
-    let exhausted: Set<string>;
+    let list: NodeList | undefined;
     if (nodes) {
-      exhausted = new Set();
       const passes = (node: V1Node): boolean => {
         const facts = this.nodes.subnetOf(node);
         const name = node.metadata?.name ?? '';
         if ('reason' in facts) failedNodes[name] = facts.reason;
-        else if (!allowed.has(facts.subnet)) {
-          failedNodes[name] = NO_FIP_LEFT;
-          exhausted.add(facts.subnet);
-        } else return true;
+        else if (!allowed.has(facts.subnet)) failedNodes[name] = NO_FIP_LEFT;
+        else return true;
         return false;
       };
       result = { nodes: nodes.filter(passes), failedNodes, error: '' };
     } else {
-      const list = this.nodes.listOf(nodeNames ?? [], (name) => this.world.node(name));
-      exhausted = new Set([...list.distinct].filter((s) => !allowed.has(s)));
+      list = this.nodes.listOf(nodeNames ?? [], (name) => this.world.node(name));
       result = this.filterNames(list, allowed);
     }
-    if ((result.nodes ?? result.nodeNames ?? []).length === 0 && exhausted.size > 0) {
-      const meta = pod.metadata ?? {};
-      this.refusals?.refusedForSubnets(
-        meta.namespace ?? 'default',
-        meta.name ?? '',
-        meta.uid ?? '',
-        exhausted,
-      );
-    }
+    if ((result.nodes ?? result.nodeNames ?? []).length === 0) this.waitForAddress(pod, allowed, nodes, list);
     return result;
+  }
+
+  /**
+   * No node passed: if some failed only for want of a free address, the pod waits for one in their
+   * node subnets (the scheduler is told to retry it when one is freed).
+   */
+  private waitForAddress(
+    pod: V1Pod,
+    allowed: ReadonlySet<string>,
+    nodes: V1Node[] | undefined,
+    list: NodeList | undefined,
+  ): void {
+    if (!this.refusals) return;
+    const candidates = list
+      ? list.distinct
+      : (nodes ?? []).flatMap((n) => {
+          const facts = this.nodes.subnetOf(n);
+          return 'subnet' in facts ? [facts.subnet] : [];
+        });
+    const exhausted = new Set([...candidates].filter((s) => !allowed.has(s)));
+    const meta = pod.metadata ?? {};
+    this.refusals.refusedForSubnets(meta.namespace ?? 'default', meta.name ?? '', meta.uid ?? '', exhausted);
   }
 
   /**
