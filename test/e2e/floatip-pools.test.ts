@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { AppsV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { objectNameOf } from '../../src/store/floating-ip-object.js';
 import { clusterKubeConfig, loadCluster, restartScheduler } from './cluster.js';
 import type { FakeKubelet } from './fake-kubelet.js';
 import { scenario, type FloatipProcess } from './floatip.js';
@@ -16,7 +17,6 @@ import {
   expectConsistent,
   ipinfosOf,
   listFloatingIPs,
-  objectName,
   POOL_ANNOTATION,
   sortedIPs,
 } from './ipam-state.js';
@@ -228,7 +228,7 @@ describe.each([false, true])('floatip with nodeCacheCapable=%s', (nodeCacheCapab
     expect(new Set(v6).size).toBe(3);
     const { objects } = await expectConsistent('E2E-5 created', { floatip });
     const names = new Set(objects.map((o) => o.name));
-    for (const ip of [...v4, ...v6]) expect(names).toContain(objectName(ip));
+    for (const ip of [...v4, ...v6]) expect(names).toContain(objectNameOf(ip));
     expect([...names].filter((n) => n.startsWith('fd00-131-6--'))).toHaveLength(3);
 
     await apps.deleteNamespacedDeployment({ name: 'dual', namespace: ns, propagationPolicy: 'Background' });

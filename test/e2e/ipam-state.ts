@@ -11,6 +11,7 @@ import {
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { objectNameOf } from '../../src/store/floating-ip-object.js';
 import { clusterKubeConfig, loadCluster } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
 import { REPO_ROOT, type FloatipProcess } from './floatip.js';
@@ -162,18 +163,6 @@ export async function deleteAllFloatingIPs(kc: KubeConfig = clusterKubeConfig())
   }
 }
 
-/**
- * The FloatingIP object name of an address, as galaxy names them (IPv4: the dotted quad) and floatip
- * extends that to IPv6 (':' written '-', a '0' where the name would start or end with '-').
- */
-export function objectName(ip: string): string {
-  if (!ip.includes(':')) return ip;
-  let name = ip.replace(/:/g, '-');
-  if (name.startsWith('-')) name = `0${name}`;
-  if (name.endsWith('-')) name = `${name}0`;
-  return name;
-}
-
 export interface IPInfo {
   readonly ip: string;
   readonly vlan: number;
@@ -260,7 +249,7 @@ export async function consistencyProblems(
     if (ips.length > 0) holders.push(pod);
     const uid = pod.metadata?.uid ?? '';
     for (const ip of ips) {
-      const name = objectName(ip);
+      const name = objectNameOf(ip);
       const other = heldBy.get(name);
       if (other) problems.push(`${ip} is in the annotations of both ${other} and ${who}`);
       heldBy.set(name, who);
@@ -311,7 +300,7 @@ async function restViewProblems(apiPort: number, objects: readonly FipObject[]):
   }
   const problems: string[] = [];
   const allocated = new Set(
-    (body.content ?? []).filter((i) => i.podName || i.appName || i.poolName).map((i) => objectName(i.ip)),
+    (body.content ?? []).filter((i) => i.podName || i.appName || i.poolName).map((i) => objectNameOf(i.ip)),
   );
   const stored = new Set(objects.map((o) => o.name));
   for (const name of allocated)
