@@ -8,7 +8,7 @@ import BTreeModule from 'sorted-btree';
 import { type Family, formatAddress, formatCidr, parseAddress } from './address.js';
 import { EMPTY_CONFIG, type PoolConfig, entriesInGatewayOrder } from './config.js';
 import { ChurnSafeMap } from './churn-safe-map.js';
-import { EntrySpace, type Ordinal } from './entry-space.js';
+import { EntrySpace, type ExclusionReason, type Ordinal } from './entry-space.js';
 import {
   AlreadyAllocatedError,
   InvalidAddressError,
@@ -76,6 +76,8 @@ export interface EntryStats {
   /** Every address held by a key, parked and reserved ones included. */
   readonly allocated: number;
   readonly reserved: number;
+  /** Addresses of the ranges never handed out: the network, broadcast and gateway addresses. */
+  readonly excluded: number;
   readonly free: bigint;
 }
 
@@ -87,6 +89,14 @@ export interface Network {
   readonly prefix: number;
   readonly gateway: string;
   readonly vlan: number;
+}
+
+/** An allocation of an address no pod should get, and why it should not. */
+export interface ExcludedInUse {
+  readonly allocation: Allocation;
+  /** Position of the entry in the configuration. */
+  readonly entry: number;
+  readonly why: ExclusionReason;
 }
 
 export interface RestoreReport {
@@ -557,8 +567,24 @@ export class Allocator {
         total: space.total,
         allocated: space.allocated,
         reserved: space.reserved,
+        excluded: space.excluded.length,
         free: space.free,
       }));
+  }
+
+  /**
+   * Allocations of addresses that are never handed out (a network, broadcast or gateway address
+   * that galaxy gave a pod, or an adopted one): kept for their keys, and worth a warning.
+   */
+  excludedInUse(): ExcludedInUse[] {
+    const out: ExcludedInUse[] = [];
+    for (const space of this.spaces) {
+      space.excluded.forEach((ordinal, i) => {
+        const allocation = this.byIp.get(space.ipOf(ordinal));
+        if (allocation) out.push({ allocation, entry: space.entry.index, why: space.excludedWhy[i]! });
+      });
+    }
+    return out;
   }
 
   get orphanedCount(): number {

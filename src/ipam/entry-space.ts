@@ -1,6 +1,12 @@
 // The address space of one configuration entry: its ranges laid end to end as ordinals 0..total-1,
 // and which of them are taken. Nothing here ever materialises a range.
-import { formatAddress, formatIPv4Number } from './address.js';
+//
+// Some addresses of the ranges are never handed out, whatever the ranges say: the pod subnet's
+// network address, its IPv4 broadcast address, the gateway, and the IPv6 subnet-router anycast
+// address (the network address again). Each is marked taken in the set from the start, so the
+// search for a free address never sees it; an allocation of one (adopted, or written by galaxy) is
+// still recorded and counted, and releasing it leaves it taken.
+import { familyBits, formatAddress, formatIPv4Number } from './address.js';
 import type { PoolEntry } from './config.js';
 import { DenseOrdinalSet, SparseOrdinalSet } from './ordinal-set.js';
 
@@ -26,6 +32,12 @@ export class EntrySpace {
   readonly nodeSubnets: ReadonlySet<string>;
   /** Reserved allocations in this space; kept by the allocator. */
   reserved = 0;
+  /** Ordinals never handed out (network, broadcast, gateway), ascending. */
+  readonly excluded: readonly Ordinal[];
+  /** Why each of `excluded` is, in the same order. */
+  readonly excludedWhy: readonly ExclusionReason[];
+  /** How many of the excluded ordinals an allocation holds. */
+  private excludedHeld = 0;
   private readonly segments: readonly Segment[];
   private readonly dense: DenseOrdinalSet | undefined;
   private readonly sparse: SparseOrdinalSet | undefined;
@@ -53,18 +65,38 @@ export class EntrySpace {
     if (start <= BigInt(DENSE_LIMIT)) this.dense = new DenseOrdinalSet(Number(start));
     else this.sparse = new SparseOrdinalSet(start);
     this.fastIPv4 = entry.family === 4 && this.dense !== undefined;
+    const excluded = unusable(entry)
+      .map(({ value, why }) => ({ ordinal: this.ordinalOf(value), why }))
+      .filter((x): x is { ordinal: Ordinal; why: ExclusionReason } => x.ordinal !== undefined)
+      .sort((a, b) => (a.ordinal < b.ordinal ? -1 : a.ordinal > b.ordinal ? 1 : 0))
+      // the gateway may be the network address too (a /31): one reason per address is enough
+      .filter((x, i, all) => i === 0 || all[i - 1]!.ordinal !== x.ordinal);
+    this.excluded = excluded.map((x) => x.ordinal);
+    this.excludedWhy = excluded.map((x) => x.why);
+    for (const o of this.excluded) this.mark(o);
   }
 
   get family(): 4 | 6 {
     return this.entry.family;
   }
 
+  /** Addresses held by allocations. */
   get allocated(): number {
+    return this.marked - this.excluded.length + this.excludedHeld;
+  }
+
+  /** Addresses that can be handed out now. */
+  get free(): bigint {
+    return this.total - BigInt(this.marked);
+  }
+
+  private get marked(): number {
     return this.dense ? this.dense.count : this.sparse!.count;
   }
 
-  get free(): bigint {
-    return this.total - BigInt(this.allocated);
+  isExcluded(ordinal: Ordinal): boolean {
+    for (const o of this.excluded) if (o === ordinal) return true;
+    return false;
   }
 
   /** The ordinal of an address, or undefined when the address is in none of this entry's ranges. */
@@ -94,18 +126,20 @@ export class EntrySpace {
     return formatAddress(this.entry.family, this.valueOf(ordinal));
   }
 
-  isTaken(ordinal: Ordinal): boolean {
-    return this.dense ? this.dense.has(ordinal as number) : this.sparse!.has(ordinal as bigint);
-  }
-
   take(ordinal: Ordinal): void {
-    if (this.dense) this.dense.add(ordinal as number);
-    else this.sparse!.add(ordinal as bigint);
+    if (this.excluded.length > 0 && this.isExcluded(ordinal)) this.excludedHeld++;
+    else this.mark(ordinal);
   }
 
   give(ordinal: Ordinal): void {
-    if (this.dense) this.dense.delete(ordinal as number);
+    if (this.excluded.length > 0 && this.isExcluded(ordinal)) this.excludedHeld--;
+    else if (this.dense) this.dense.delete(ordinal as number);
     else this.sparse!.delete(ordinal as bigint);
+  }
+
+  private mark(ordinal: Ordinal): void {
+    if (this.dense) this.dense.add(ordinal as number);
+    else this.sparse!.add(ordinal as bigint);
   }
 
   /** The lowest free ordinal, or undefined when the space is full. */
@@ -166,4 +200,28 @@ export class EntrySpace {
     }
     return segments[lo]!;
   }
+}
+
+export type ExclusionReason =
+  'gateway' | 'network address' | 'broadcast address' | 'subnet-router anycast address';
+
+/**
+ * The addresses of an entry's pod subnet that no pod may get: the gateway, the network address
+ * (for IPv6 the subnet-router anycast address, RFC 4291 2.6.1) and the IPv4 broadcast address,
+ * except on point-to-point prefixes (IPv4 /31 and /32, RFC 3021; IPv6 /127 and /128, RFC 6164)
+ * where every address is a host's.
+ */
+function unusable(entry: PoolEntry): { value: bigint; why: ExclusionReason }[] {
+  const { family, network, prefix } = entry.subnet;
+  const hostBits = familyBits(family) - prefix;
+  const out: { value: bigint; why: ExclusionReason }[] = [{ value: entry.gateway, why: 'gateway' }];
+  if (hostBits >= 2) {
+    if (family === 4) {
+      out.push({ value: network, why: 'network address' });
+      out.push({ value: network + (1n << BigInt(hostBits)) - 1n, why: 'broadcast address' });
+    } else {
+      out.push({ value: network, why: 'subnet-router anycast address' });
+    }
+  }
+  return out;
 }

@@ -19,6 +19,7 @@ export {
   type AllocatorOptions,
   type Attrs,
   type EntryStats,
+  type ExcludedInUse,
   type Network,
   type Owner,
   type ReconfigureReport,
@@ -33,6 +34,7 @@ export {
   serializePoolConfig,
   serializePoolEntry,
 } from './config.js';
+export type { ExclusionReason } from './entry-space.js';
 export * from './errors.js';
 export {
   AllocationKey,

@@ -444,12 +444,98 @@ describe('statistics', () => {
       total: 4n,
       allocated: 2,
       reserved: 1,
+      excluded: 0,
       free: 2n,
     });
     expect(v4b).toMatchObject({ entry: 1, total: 9n, allocated: 0, free: 9n });
     expect(v6).toMatchObject({ entry: 2, family: 6, total: 0xfff0n, allocated: 1, free: 0xffefn });
     allocator.release('10.49.27.205', { key: 'a' });
     expect(allocator.stats()[0]).toMatchObject({ allocated: 1, free: 3n });
+  });
+});
+
+describe('addresses no pod may get, whatever the ranges say', () => {
+  const entry = (subnet: string, gateway: string, ips: string[]) =>
+    new Allocator(parsePoolConfig([{ nodeSubnets: [NODES_A], subnet, gateway, ips }]));
+  const take = (allocator: Allocator, n: number) =>
+    Array.from({ length: n }, (_, i) => {
+      try {
+        return allocator.allocate({ key: `k${i}`, nodeSubnet: NODES_A, attrs: attrs() })[0]!.ip;
+      } catch (err) {
+        return (err as Error).constructor.name;
+      }
+    });
+
+  test('a /8 written as one range: neither the network address nor the gateway (the issue’s config)', () => {
+    const allocator = entry('10.0.0.0/8', '10.0.0.1', ['10.0.0.0~10.255.255.255']);
+    expect(take(allocator, 2)).toEqual(['10.0.0.2', '10.0.0.3']);
+    expect(allocator.stats()[0]).toMatchObject({ total: 2n ** 24n, excluded: 3, allocated: 2 });
+    expect(allocator.stats()[0]!.free).toBe(2n ** 24n - 5n);
+  });
+
+  test('the IPv4 broadcast address is never handed out; the last range runs dry before it', () => {
+    const allocator = entry('10.0.0.0/24', '10.0.0.1', ['10.0.0.253~10.0.0.255']);
+    expect(take(allocator, 3)).toEqual(['10.0.0.253', '10.0.0.254', 'NoFreeIPError']);
+    expect(allocator.nodeSubnetsFor().has(NODES_A)).toBe(false);
+    expect(allocator.freeFor(NODES_A)).toBe(0n);
+  });
+
+  test('a gateway inside the range is skipped, and so by request_ip_range groups', () => {
+    const allocator = entry('10.0.0.0/24', '10.0.0.5', ['10.0.0.4~10.0.0.6']);
+    const got = allocator.allocate({
+      key: 'g',
+      nodeSubnet: NODES_A,
+      attrs: attrs(),
+      groups: [group('10.0.0.5~10.0.0.6'), group('10.0.0.4~10.0.0.5')],
+    });
+    expect(ips(got)).toEqual(['10.0.0.6', '10.0.0.4']);
+    expect(() =>
+      allocator.allocate({ key: 'h', nodeSubnet: NODES_A, attrs: attrs(), groups: [group('10.0.0.5')] }),
+    ).toThrow(NoFreeIPError);
+    expect(allocator.nodeSubnetsFor([group('10.0.0.5')]).size).toBe(0);
+  });
+
+  test('IPv6: the subnet-router anycast address (all host bits zero) and the gateway', () => {
+    const allocator = entry('fd00::/64', 'fd00::1', ['fd00::~fd00::3']);
+    expect(take(allocator, 3)).toEqual(['fd00::2', 'fd00::3', 'NoFreeIPError']);
+    expect(allocator.stats()[0]).toMatchObject({ excluded: 2, free: 0n });
+  });
+
+  test('point-to-point prefixes have no network or broadcast address: only the gateway is kept out', () => {
+    expect(take(entry('10.0.0.0/31', '10.0.0.0', ['10.0.0.0~10.0.0.1']), 2)).toEqual([
+      '10.0.0.1',
+      'NoFreeIPError',
+    ]);
+    expect(take(entry('fd00::/127', 'fd00::1', ['fd00::~fd00::1']), 2)).toEqual(['fd00::', 'NoFreeIPError']);
+    expect(take(entry('10.0.0.4/32', '10.0.0.4', ['10.0.0.4']), 1)).toEqual(['NoFreeIPError']);
+  });
+
+  test('an allocation of one (written by galaxy) is kept, listed, counted, and its release does not free it', () => {
+    const allocator = entry('10.0.0.0/24', '10.0.0.1', ['10.0.0.0~10.0.0.3']);
+    const held = (ip: string) => ({
+      ip,
+      key: `sts_ns_web_web-${ip.slice(-1)}`,
+      policy: ReleasePolicy.Immutable,
+      nodeName: 'node3',
+      podUid: 'u1',
+      updateTime: 1,
+      reserved: false,
+    });
+    expect(allocator.restore([held('10.0.0.1'), held('10.0.0.2')]).rejected).toEqual([]);
+    expect(allocator.excludedInUse()).toEqual([
+      { allocation: expect.objectContaining({ ip: '10.0.0.1' }), entry: 0, why: 'gateway' },
+    ]);
+    expect(allocator.stats()[0]).toMatchObject({ allocated: 2, excluded: 2, free: 1n });
+    expect(take(allocator, 2)).toEqual(['10.0.0.3', 'NoFreeIPError']);
+    allocator.release('10.0.0.1', { key: 'sts_ns_web_web-1' });
+    expect(allocator.excludedInUse()).toEqual([]);
+    expect(allocator.stats()[0]).toMatchObject({ allocated: 2, free: 0n });
+    expect(take(allocator, 1)).toEqual(['NoFreeIPError']);
+    // a running pod's annotation naming one is recorded as it is (adoption), never handed to another
+    expect(allocator.allocateIP('10.0.0.0', 'sts_ns_web_web-0', attrs()).ip).toBe('10.0.0.0');
+    expect(allocator.excludedInUse().map((x) => [x.allocation.ip, x.why])).toEqual([
+      ['10.0.0.0', 'network address'],
+    ]);
   });
 });
 

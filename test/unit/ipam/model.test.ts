@@ -1,6 +1,7 @@
 // A randomized model test: 100,000+ random operations on the Allocator, each checked against a
 // deliberately simple reference model that enumerates every address. After every step: never one
-// address for two keys, every count consistent, nothing lost by reconfigure or restore.
+// address for two keys, every count consistent, nothing lost by reconfigure or restore, and the
+// network, broadcast and gateway addresses inside ranges never handed out.
 import {
   Allocator,
   type Attrs,
@@ -28,7 +29,7 @@ interface EntrySpec {
 }
 
 const v4 = (net: string) => (n: number) => `${net}.${n}`;
-const v6 = (n: number) => `fd00::${n.toString(16)}`;
+const v6 = (n: number) => (n === 0 ? 'fd00::' : `fd00::${n.toString(16)}`);
 const addr = (e: EntrySpec, n: number) =>
   e.family === 4 ? v4(e.subnet.split('.').slice(0, 3).join('.'))(n) : v6(n);
 
@@ -38,17 +39,29 @@ const CONFIGS: EntrySpec[][] = [
       family: 4,
       gateway: '10.0.0.1',
       subnet: '10.0.0.0/24',
+      // the network address and the gateway are in the first range
       ranges: [
-        [2, 12],
+        [0, 12],
         [20, 25],
       ],
       nodeSubnets: [N1],
     },
     { family: 4, gateway: '10.0.1.1', subnet: '10.0.1.0/24', ranges: [[2, 10]], nodeSubnets: [N1, N2] },
-    { family: 6, gateway: 'fd00::1', subnet: 'fd00::/64', ranges: [[0x10, 0x1f]], nodeSubnets: [N1] },
+    // the subnet-router anycast address and the gateway
+    { family: 6, gateway: 'fd00::1', subnet: 'fd00::/64', ranges: [[0x0, 0x1f]], nodeSubnets: [N1] },
   ],
   [
-    { family: 4, gateway: '10.0.0.1', subnet: '10.0.0.0/24', ranges: [[5, 30]], nodeSubnets: [N1] },
+    // the gateway inside the range, and the broadcast address
+    {
+      family: 4,
+      gateway: '10.0.0.9',
+      subnet: '10.0.0.0/24',
+      ranges: [
+        [5, 30],
+        [250, 255],
+      ],
+      nodeSubnets: [N1],
+    },
     { family: 6, gateway: 'fd00::1', subnet: 'fd00::/64', ranges: [[0x18, 0x2f]], nodeSubnets: [N1, N2] },
   ],
   [
@@ -80,6 +93,13 @@ const toConfig = (entries: EntrySpec[]): PoolConfig =>
 const addressesOf = (e: EntrySpec): string[] =>
   e.ranges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => addr(e, a + i)));
 
+/** The addresses of an entry's /24 or /64 no pod may get: network, IPv4 broadcast, gateway. */
+const unusableOf = (e: EntrySpec): Set<string> => {
+  const gatewayHost =
+    e.family === 4 ? Number(e.gateway.split('.')[3]) : parseInt(e.gateway.split('::')[1]!, 16);
+  return new Set([0, gatewayHost, ...(e.family === 4 ? [255] : [])].map((n) => addr(e, n)));
+};
+
 interface ModelAllocation {
   key: string;
   updateTime: number;
@@ -89,7 +109,7 @@ interface ModelAllocation {
 
 /** The reference: entries in gateway order, each a plain list of its addresses. */
 class Model {
-  entries: { spec: EntrySpec; addresses: string[]; first: string }[] = [];
+  entries: { spec: EntrySpec; addresses: string[]; first: string; unusable: Set<string> }[] = [];
   /** address -> [entry rank, position in the entry] */
   where = new Map<string, [number, number]>();
   held = new Map<string, ModelAllocation>();
@@ -105,10 +125,20 @@ class Model {
         for (let k = 0; k < ga.length; k++) if (ga[k] !== gb[k]) return ga[k]! - gb[k]!;
         return a.i - b.i;
       })
-      .map(({ spec }) => ({ spec, addresses: addressesOf(spec), first: addressesOf(spec)[0]! }));
+      .map(({ spec }) => ({
+        spec,
+        addresses: addressesOf(spec),
+        first: addressesOf(spec)[0]!,
+        unusable: unusableOf(spec),
+      }));
     this.where = new Map(
       this.entries.flatMap((e, rank) => e.addresses.map((ip, i) => [ip, [rank, i]] as const)),
     );
+  }
+
+  /** Whether an address may be handed out to a pod by allocation. */
+  usable(ip: string): boolean {
+    return this.entryOf(ip)?.unusable.has(ip) === false;
   }
 
   entryOf(ip: string) {
@@ -123,7 +153,7 @@ class Model {
   lowestFree(subnet: string, family: Family): string | undefined {
     for (const e of this.serving(subnet)) {
       if (e.spec.family !== family) continue;
-      const free = e.addresses.find((a) => !this.held.has(a));
+      const free = e.addresses.find((a) => !this.held.has(a) && !e.unusable.has(a));
       if (free) return free;
     }
     return undefined;
@@ -198,7 +228,7 @@ test(`${STEPS} random operations agree with the reference model`, () => {
         return pool.slice(a, b + 1);
       });
       const rangeGroups: RangeGroup[] = groups.map((g) => g.map((ip) => parseRange(ip)));
-      const freeIn = groups.map((g) => g.filter((ip) => !model.held.has(ip)));
+      const freeIn = groups.map((g) => g.filter((ip) => !model.held.has(ip) && model.usable(ip)));
       try {
         const got = allocator.allocate({
           key,
@@ -400,10 +430,13 @@ function checkInvariants(allocator: Allocator, model: Model, context: string): v
     const entry = model.entries.find((e) => e.spec.subnet === s.subnet && e.first === s.firstIP)!;
     const allocated = entry.addresses.filter((ip) => model.held.has(ip)).length;
     const reserved = entry.addresses.filter((ip) => model.held.get(ip)?.reserved).length;
+    const unusable = entry.addresses.filter((ip) => entry.unusable.has(ip));
+    const unusableFree = unusable.filter((ip) => !model.held.has(ip)).length;
     if (
       s.allocated !== allocated ||
       s.reserved !== reserved ||
-      s.free !== BigInt(entry.addresses.length - allocated)
+      s.excluded !== unusable.length ||
+      s.free !== BigInt(entry.addresses.length - allocated - unusableFree)
     ) {
       throw new Error(
         `${context}: stats of ${s.subnet} ${JSON.stringify({ ...s, total: 0, free: 0 })} disagree`,
