@@ -16,6 +16,7 @@ export interface EntryStatsJson {
   total: string;
   allocated: number;
   reserved: number;
+  excluded: number;
   free: string;
   orphaned: number;
 }
@@ -47,6 +48,7 @@ export function subnetStats(allocator: Allocator): SubnetsJson {
       total: s.total.toString(),
       allocated: s.allocated,
       reserved: s.reserved,
+      excluded: s.excluded,
       free: s.free.toString(),
       orphaned: orphanedBy[i]!,
     })),

@@ -85,7 +85,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'floatip_addresses',
-      help: 'Addresses per configured entry and state (IPv4 and IPv6); orphaned ones are outside every entry',
+      help: 'Addresses per configured entry and state (IPv4 and IPv6): allocated, free, reserved, excluded (never handed out: network, broadcast, gateway); orphaned ones are outside every entry',
       labelNames: ['entry', 'family', 'subnet', 'state'] as const,
       registers: [this.registry],
       collect() {
@@ -95,6 +95,7 @@ export class Metrics {
           this.set({ ...labels, state: 'allocated' }, s.allocated);
           this.set({ ...labels, state: 'free' }, Number(s.free));
           this.set({ ...labels, state: 'reserved' }, s.reserved);
+          this.set({ ...labels, state: 'excluded' }, s.excluded);
         }
         this.set(
           { entry: 'none', family: 'any', subnet: 'none', state: 'orphaned' },
