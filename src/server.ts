@@ -101,6 +101,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   const allocator = new Allocator();
   const nodes = new NodeFacts(allocator);
   const config = new PoolConfigSource(options.galaxy, allocator, log, events);
+  // the scheduler is answered by the leader only, and only once a configuration is in force
+  const notServingBecause = (): string | undefined => {
+    if (shuttingDown) return 'this replica is shutting down';
+    if (!isLeader()) return 'this replica is a follower';
+    return config.notReadyBecause;
+  };
   config.onChange(() => nodes.clearSubnets());
   let metrics: Metrics | undefined;
   // made once the caches exist; the store tells it when an address is freed
@@ -128,6 +134,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     stops.push(() => config.stop());
     await store.start();
     stops.push(() => store.stop());
+    // galaxy may have handed a pod a gateway or network address: kept, and an operator told
+    config.reportExcludedInUse();
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
     const world = new ClusterWorld(kubeConfig, cluster, workloads, guard);
     const requeued = new Requeue(
@@ -183,10 +191,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       void requeued.kick(waiting);
     };
     const startServing = () => {
-      if (!listening || !serving()) return;
+      if (!listening || notServingBecause() !== undefined) return;
       kickWaiting();
       armed = true;
     };
+    // a configuration that arrives late (or changes) may let pods put aside meanwhile go on
+    config.onChange(() => startServing());
     const onServe = () => {
       if (!armed) return;
       armed = false;
@@ -221,7 +231,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     );
     const inFlight = new InFlight();
     const server = await listen(
-      extenderApp(extender, nodes, log, { serving, metrics, onServe }, inFlight),
+      'the scheduler extender port (--port)',
+      extenderApp(extender, nodes, log, { notServingBecause, metrics, onServe }, inFlight),
       options.bind,
       options.port,
       options.tls,
@@ -237,6 +248,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     listening = true;
     startServing();
     const api = await listen(
+      'the REST API port (--api-port)',
       restApp({
         allocator,
         store,
@@ -290,7 +302,11 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   }
 }
 
+/** A port floatip was told to serve on could not be opened (in use, not permitted). */
+export class ListenError extends Error {}
+
 function listen(
+  what: string,
   app: RequestListener,
   host: string,
   port: number,
@@ -298,7 +314,16 @@ function listen(
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = tls ? createHttpsServer(tls, app) : createServer(app);
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'is already in use'
+          : err.code === 'EACCES'
+            ? 'may not be opened by this user'
+            : `cannot be opened: ${err.message}`;
+      reject(new ListenError(`${what} ${where} ${why}`));
+    });
     server.listen(port, host, () => resolve(server));
   });
 }

@@ -1,7 +1,9 @@
-// Where the floating-IP configuration comes from (spec §1.2, §2.1): a static list in galaxy's JSON
-// config file, or the `floatingip-config` ConfigMap, watched (galaxy polls it every minute). A
-// valid change reconfigures the allocator at once; an invalid one is refused with an Event on the
-// ConfigMap and a log line naming the error, and the previous configuration stays in force.
+// Where the floating-IP configuration comes from: a static list in galaxy's JSON config file, or the
+// `floatingip-config` ConfigMap, watched (galaxy polls it every minute). A valid change reconfigures
+// the allocator at once; an invalid one is refused with an Event on the ConfigMap and a log line
+// naming every problem, and the previous configuration stays in force, if there is one. Until a
+// valid configuration is in force floatip is not ready (galaxy does not even listen until then):
+// `notReadyBecause` says why, for /readyz.
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import type { GalaxyConfig } from '../config/galaxy-config.js';
 import { type Allocator, InvalidConfigError, type PoolConfig, parsePoolConfig } from '../ipam/index.js';
@@ -11,13 +13,16 @@ import type { Logger } from '../log.js';
 
 export type ConfigListener = (config: PoolConfig) => void;
 
-/** How many orphaned addresses an Event names before it says "and N more". */
-const ORPHANS_NAMED = 20;
+/** How many addresses an Event names before it says "and N more". */
+const NAMED = 20;
 
 export class PoolConfigSource {
   private readonly listeners: ConfigListener[] = [];
   private reflector: Reflector<V1ConfigMap> | undefined;
+  /** The ConfigMap text in force ('static' for the file's list); undefined while there is none. */
   private lastApplied: string | undefined;
+  /** Why no configuration is in force yet. */
+  private missing = 'the floating IP configuration has not been read yet';
 
   constructor(
     private readonly settings: GalaxyConfig,
@@ -36,6 +41,15 @@ export class PoolConfigSource {
     return this.lastApplied !== undefined;
   }
 
+  /** Why floatip cannot serve yet for want of a configuration; undefined once one is in force. */
+  get notReadyBecause(): string | undefined {
+    return this.configured ? undefined : this.missing;
+  }
+
+  private get where(): string {
+    return `${this.settings.configMapNamespace}/${this.settings.configMapName}`;
+  }
+
   /** Applies the static list, or starts following the ConfigMap (resolves once it was first read). */
   async start(kubeConfig: KubeConfig): Promise<void> {
     if (this.settings.floatingips) {
@@ -47,7 +61,7 @@ export class PoolConfigSource {
     const api = kubeConfig.makeApiClient(CoreV1Api);
     const fieldSelector = `metadata.name=${name}`;
     this.reflector = new Reflector<V1ConfigMap>({
-      name: `configmap ${namespace}/${name}`,
+      name: `configmap ${this.where}`,
       path: `/api/v1/namespaces/${namespace}/configmaps`,
       list: (page) => api.listNamespacedConfigMap({ namespace, fieldSelector, ...page }),
       watchQuery: { fieldSelector },
@@ -58,16 +72,18 @@ export class PoolConfigSource {
       .on('update', (cm) => this.onConfigMap(cm))
       .on('delete', () =>
         this.log.warn(
-          { configMap: `${namespace}/${name}` },
-          'floating IP ConfigMap deleted; the last configuration stays in force',
+          { configMap: this.where },
+          this.configured
+            ? 'floating IP ConfigMap deleted; the last valid configuration stays in force'
+            : 'floating IP ConfigMap deleted; no configuration is in force, so floatip is not ready',
         ),
       );
     await this.reflector.start();
-    if (!this.configured) {
-      this.log.warn(
-        { configMap: `${namespace}/${name}` },
-        `failed to get floatingip configmap ${name}_${namespace}: not found; waiting for it`,
-      );
+    if (this.reflector.list().length === 0) {
+      this.missing = `failed to get floatingip configmap ${name}_${namespace}: not found`;
+      const message = `${this.missing}; floatip is not ready until it is created`;
+      this.log.warn({ configMap: this.where }, message);
+      this.events.record(this.involved(), 'Warning', 'FloatingIPConfigMissing', message);
     }
   }
 
@@ -75,20 +91,32 @@ export class PoolConfigSource {
     return this.reflector?.stop() ?? Promise.resolve();
   }
 
-  private onConfigMap(cm: V1ConfigMap): void {
-    const { configMapName: name, configMapNamespace: namespace, floatingipKey: key } = this.settings;
-    const involved: InvolvedObject = {
+  private involved(uid?: string): InvolvedObject {
+    return {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      name,
-      namespace,
-      ...(cm.metadata?.uid ? { uid: cm.metadata.uid } : {}),
+      name: this.settings.configMapName,
+      namespace: this.settings.configMapNamespace,
+      ...(uid ? { uid } : {}),
     };
+  }
+
+  /** What happens to an invalid configuration, truthfully: the last valid one stays, or there is none. */
+  private refuse(cm: V1ConfigMap, problem: string, details: Record<string, unknown> = {}): void {
+    const consequence = this.configured
+      ? 'the last valid configuration stays in force'
+      : 'no configuration is in force, so floatip is not ready';
+    if (!this.configured) this.missing = `ConfigMap ${this.where} is invalid: ${problem}`;
+    const message = `${problem}; ${consequence}`;
+    this.log.error({ configMap: this.where, ...details }, message);
+    this.events.record(this.involved(cm.metadata?.uid), 'Warning', 'InvalidFloatingIPConfig', message);
+  }
+
+  private onConfigMap(cm: V1ConfigMap): void {
+    const { configMapName: name, configMapNamespace: namespace, floatingipKey: key } = this.settings;
     const text = cm.data?.[key];
     if (text === undefined) {
-      const message = `configmap ${name}_${namespace} doesn't have a key ${key}; the last configuration stays in force`;
-      this.log.error({ configMap: `${namespace}/${name}` }, message);
-      this.events.record(involved, 'Warning', 'InvalidFloatingIPConfig', message);
+      this.refuse(cm, `configmap ${name}_${namespace} doesn't have a key ${key}`);
       return;
     }
     if (text === this.lastApplied) return;
@@ -97,22 +125,22 @@ export class PoolConfigSource {
       config = parsePoolConfig(text);
     } catch (err) {
       if (!(err instanceof InvalidConfigError)) throw err;
-      const message = `${err.message}; the last configuration stays in force`;
-      this.log.error({ configMap: `${namespace}/${name}`, problems: err.problems }, message);
-      this.events.record(involved, 'Warning', 'InvalidFloatingIPConfig', message);
+      this.refuse(cm, err.message, { problems: err.problems });
       return;
     }
-    const orphaned = this.apply(config, `ConfigMap ${namespace}/${name}`);
+    const orphaned = this.apply(config, `ConfigMap ${this.where}`);
     this.lastApplied = text;
+    const excluded = this.excludedCount();
+    const involved = this.involved(cm.metadata?.uid);
     this.events.record(
       involved,
       'Normal',
       'FloatingIPConfigApplied',
-      `${config.entries.length} entries applied${orphaned.length ? `; ${orphaned.length} allocations are now outside the configuration and kept` : ''}`,
+      `${config.entries.length} entries applied${excluded ? `; ${excluded} addresses of the ranges are never handed out (network, broadcast and gateway addresses)` : ''}${orphaned.length ? `; ${orphaned.length} allocations are now outside the configuration and kept` : ''}`,
     );
     if (orphaned.length > 0) {
-      const named = orphaned.slice(0, ORPHANS_NAMED).join(', ');
-      const more = orphaned.length > ORPHANS_NAMED ? ` and ${orphaned.length - ORPHANS_NAMED} more` : '';
+      const named = orphaned.slice(0, NAMED).join(', ');
+      const more = orphaned.length > NAMED ? ` and ${orphaned.length - NAMED} more` : '';
       this.events.record(
         involved,
         'Warning',
@@ -120,6 +148,36 @@ export class PoolConfigSource {
         `kept, outside every configured range: ${named}${more}; they are used by their keys until released`,
       );
     }
+    this.reportExcludedInUse();
+  }
+
+  /**
+   * Warns about allocations of addresses no pod should get (a network, broadcast or gateway address
+   * that galaxy handed out): kept for their keys, never handed out again once released. Called after
+   * every configuration applied and once the FloatingIP objects have been restored.
+   */
+  reportExcludedInUse(): void {
+    const held = this.allocator.excludedInUse();
+    if (held.length === 0) return;
+    const list = held
+      .slice(0, NAMED)
+      .map(
+        ({ allocation, entry, why }) =>
+          `${allocation.ip} (the ${why} of floatingips[${entry}]) held by ${allocation.key}`,
+      );
+    const more = held.length > NAMED ? ` and ${held.length - NAMED} more` : '';
+    const message = `kept, but never handed out again once released: ${list.join(', ')}${more}`;
+    this.log.warn(
+      { addresses: held.map((h) => h.allocation.ip) },
+      `allocations of addresses no pod should get: ${message}`,
+    );
+    // a static list has no object to file the Event on
+    if (!this.settings.floatingips)
+      this.events.record(this.involved(), 'Warning', 'UnusableFloatingIPsInUse', message);
+  }
+
+  private excludedCount(): number {
+    return this.allocator.stats().reduce((n, s) => n + s.excluded, 0);
   }
 
   /** Reconfigures the allocator; returns the addresses now outside the configuration. */
@@ -127,7 +185,7 @@ export class PoolConfigSource {
     const report = this.allocator.reconfigure(config);
     const orphaned = report.orphaned.map((a) => a.ip);
     this.log.info(
-      { source, entries: config.entries.length, orphaned: orphaned.length },
+      { source, entries: config.entries.length, excluded: this.excludedCount(), orphaned: orphaned.length },
       'floating IP configuration applied',
     );
     for (const a of report.orphaned) {

@@ -22,8 +22,11 @@ import {
 export interface ExtenderHttpOptions {
   /** The largest request body accepted, in bytes; a full-Node filter for 5,000 nodes is tens of MB. */
   readonly bodyLimitBytes?: number;
-  /** Whether this replica answers the scheduler now (the leader, not shutting down); else 503. */
-  readonly serving?: () => boolean;
+  /**
+   * Why this replica does not answer the scheduler now (a follower, shutting down, no configuration),
+   * or undefined when it does; the verbs and /readyz answer 503 with the reason.
+   */
+  readonly notServingBecause?: () => string | undefined;
   readonly metrics?: Metrics;
   /** Called for every call this replica answers (it leads): the scheduler reaches it. */
   readonly onServe?: () => void;
@@ -110,17 +113,17 @@ export function extenderApp(
   app.disable('x-powered-by');
   // an ETag hashes every answer: megabytes per full-Node filter, for a client that never caches
   app.set('etag', false);
-  const serving = () => !options.serving || options.serving();
+  const notServing = () => options.notServingBecause?.();
   app.get(['/healthy', '/healthz'], (_req, res) => {
     res.type('text/plain').send('ok');
   });
   // a Service in front of the replicas uses this to send kube-scheduler to the leader only
   app.get('/readyz', (_req, res) => {
-    const ready = serving();
+    const why = notServing();
     res
-      .status(ready ? 200 : 503)
+      .status(why === undefined ? 200 : 503)
       .type('text/plain')
-      .send(ready ? 'ok' : 'not serving: a follower, or shutting down');
+      .send(why === undefined ? 'ok' : `not ready: ${why}`);
   });
   app.use((req, res, next) => {
     if (req.method !== 'POST') return next();
@@ -135,11 +138,12 @@ export function extenderApp(
     res.end(body);
   };
   const leaderOnly = (_req: Request, res: Response, next: NextFunction) => {
-    if (!serving()) {
+    const why = notServing();
+    if (why !== undefined) {
       res
         .status(503)
         .type('application/json')
-        .send(JSON.stringify({ Error: 'not serving: this replica is a follower or shutting down' }));
+        .send(JSON.stringify({ Error: `not serving: ${why}` }));
       return;
     }
     options.onServe?.();

@@ -101,7 +101,7 @@ test('E8-1 exactly one replica leads and is ready; the follower answers the sche
   const p = await pod('p1');
   expect(await bind(follower, 'p1', p.metadata!.uid!)).toEqual({
     status: 503,
-    error: 'not serving: this replica is a follower or shutting down',
+    error: 'not serving: this replica is a follower',
   });
   expect(await bind(leader, 'p1', p.metadata!.uid!)).toEqual({ status: 200, error: '' });
   // the follower's memory follows the leader's writes

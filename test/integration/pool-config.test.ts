@@ -94,13 +94,79 @@ test('a ConfigMap without the key is refused with an Event, in galaxy’s words'
   await recorder.flush();
   const refused = await events('InvalidFloatingIPConfig');
   expect(refused[0]!.message).toBe(
-    "configmap floatingip-config_kube-system doesn't have a key floatingips; the last configuration stays in force",
+    "configmap floatingip-config_kube-system doesn't have a key floatingips; no configuration is in force, so floatip is not ready",
+  );
+  expect(source.notReadyBecause).toBe(
+    "ConfigMap kube-system/floatingip-config is invalid: configmap floatingip-config_kube-system doesn't have a key floatingips",
   );
 });
 
-test('a missing ConfigMap is waited for; its creation configures', async () => {
-  const { source, allocator, changes } = await start();
+test('13: an invalid ConfigMap at start leaves floatip unconfigured and says so, truthfully; a fix configures', async () => {
+  await writeConfigMap({ floatingips: JSON.stringify([entry('10.0.100.10~10.0.100.20', '')]) }, true);
+  const { source, recorder, changes } = await start();
   expect(source.configured).toBe(false);
+  expect(source.notReadyBecause).toBe(
+    'ConfigMap kube-system/floatingip-config is invalid: invalid floating IP configuration: floatingips[0].gateway "": gateway is empty',
+  );
+  await recorder.flush();
+  const refused = await events('InvalidFloatingIPConfig');
+  expect(refused.map((e) => e.message)).toEqual([
+    'invalid floating IP configuration: floatingips[0].gateway "": gateway is empty; no configuration is in force, so floatip is not ready',
+  ]);
+  // nothing claims the ConfigMap is missing
+  expect(await events('FloatingIPConfigMissing')).toEqual([]);
+  // a later bad edit after a good one keeps the good one, and says that
+  await writeConfigMap({ floatingips: JSON.stringify([entry('10.0.100.10~10.0.100.20')]) });
+  await waitFor('the fix to apply', () => changes.length === 1);
+  expect(source.notReadyBecause).toBeUndefined();
+  await writeConfigMap({ floatingips: '[' });
+  await eventually('the second refusal', async () => (await events('InvalidFloatingIPConfig')).length === 2);
+  await recorder.flush();
+  const second = (await events('InvalidFloatingIPConfig'))
+    .map((e) => e.message)
+    .find((m) => m?.includes('not JSON'));
+  expect(second).toMatch(/; the last valid configuration stays in force$/);
+  expect(source.configured).toBe(true);
+});
+
+test('the counts say how many addresses of the ranges are never handed out; held ones are listed', async () => {
+  await writeConfigMap({ floatingips: JSON.stringify([entry('10.0.100.0~10.0.100.255')]) }, true);
+  const { allocator, source, recorder } = await start();
+  expect(allocator.stats()[0]).toMatchObject({ total: 256n, excluded: 3, free: 253n });
+  // as galaxy may have written it: the gateway held by a pod
+  allocator.load({
+    ip: '10.0.100.1',
+    key: 'sts_ns_web_web-0',
+    policy: ReleasePolicy.Immutable,
+    nodeName: 'n',
+    podUid: 'u',
+    updateTime: 1,
+    reserved: false,
+  });
+  source.reportExcludedInUse();
+  await recorder.flush();
+  expect((await events('FloatingIPConfigApplied')).map((e) => e.message)).toEqual([
+    '1 entries applied; 3 addresses of the ranges are never handed out (network, broadcast and gateway addresses)',
+  ]);
+  const warned = await events('UnusableFloatingIPsInUse');
+  expect(warned.map((e) => [e.type, e.message])).toEqual([
+    [
+      'Warning',
+      'kept, but never handed out again once released: 10.0.100.1 (the gateway of floatingips[0]) held by sts_ns_web_web-0',
+    ],
+  ]);
+});
+
+test('a missing ConfigMap is waited for, and said to be missing; its creation configures', async () => {
+  const { source, allocator, changes, recorder } = await start();
+  expect(source.configured).toBe(false);
+  expect(source.notReadyBecause).toBe(
+    'failed to get floatingip configmap floatingip-config_kube-system: not found',
+  );
+  await recorder.flush();
+  expect((await events('FloatingIPConfigMissing')).map((e) => e.message)).toEqual([
+    'failed to get floatingip configmap floatingip-config_kube-system: not found; floatip is not ready until it is created',
+  ]);
   await writeConfigMap({ floatingips: JSON.stringify([entry('10.0.100.10~10.0.100.20')]) }, true);
   await waitFor('the ConfigMap to apply', () => changes.length === 1);
   expect(source.configured).toBe(true);

@@ -1,0 +1,52 @@
+// Readiness is "this replica answers the scheduler": the leader, not shutting down, with a valid
+// configuration in force. Started on an invalid floatingip-config, floatip says why it is not ready
+// (/readyz, the verbs' answer and a Warning Event) until the ConfigMap is fixed.
+import { eventually } from './helpers.js';
+import { World } from './world.js';
+
+const A = '10.0.1.0/24';
+const VALID = [
+  { nodeSubnets: [A], ips: ['10.0.100.10~10.0.100.20'], subnet: '10.0.100.0/24', gateway: '10.0.100.1' },
+];
+
+let world: World;
+afterEach(() => world.stop());
+
+const readyz = async () => {
+  const res = await fetch(`${world.floatip.extenderUrl}/readyz`);
+  return [res.status, await res.text()];
+};
+
+test('13: an invalid configuration at start: not ready, and why; ready once it is fixed', async () => {
+  world = await World.start({ config: [{ ...VALID[0], gateway: '10.0.200.1' }] });
+  const why =
+    'ConfigMap kube-system/floatingip-config is invalid: invalid floating IP configuration: floatingips[0].gateway "10.0.200.1": gateway is not in subnet 10.0.100.0/24';
+  expect(await readyz()).toEqual([503, `not ready: ${why}`]);
+  await world.node('a1', '10.0.1.11');
+  const pod = await world.pod({ name: 'p1' });
+  const filter = await world.post('filter', { Pod: pod, NodeNames: ['a1'] });
+  expect([filter.status, filter.json]).toEqual([503, { Error: `not serving: ${why}` }]);
+  await world.floatip.events.flush();
+  const events = await world.core.listNamespacedEvent({ namespace: 'kube-system' });
+  expect(
+    events.items.filter((e) => e.reason === 'InvalidFloatingIPConfig').map((e) => [e.type, e.message]),
+  ).toEqual([
+    [
+      'Warning',
+      'invalid floating IP configuration: floatingips[0].gateway "10.0.200.1": gateway is not in subnet 10.0.100.0/24; no configuration is in force, so floatip is not ready',
+    ],
+  ]);
+  await world.core.replaceNamespacedConfigMap({
+    name: 'floatingip-config',
+    namespace: 'kube-system',
+    body: { metadata: { name: 'floatingip-config' }, data: { floatingips: JSON.stringify(VALID) } },
+  });
+  await eventually('floatip to be ready', async () => (await readyz())[0] === 200);
+  expect(await world.bind(pod, 'a1')).toBe('');
+  expect(await world.addressesOf('p1')).toEqual(['10.0.100.10']);
+});
+
+test('13: a valid configuration at start: ready', async () => {
+  world = await World.start({ config: VALID });
+  expect(await readyz()).toEqual([200, 'ok']);
+});
