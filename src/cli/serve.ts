@@ -220,14 +220,18 @@ function clusterOf(flags: ServeFlags): KubeConfig | undefined {
   } else if (!flags.master) {
     return undefined;
   }
-  if (flags.master) {
-    const cluster = kc.getCurrentCluster();
+  const cluster = kc.getCurrentCluster();
+  const server = flags.master || cluster?.server || '';
+  // a plain-HTTP API server (galaxy's `--master http://127.0.0.1:8080`, an insecure port) has no TLS to
+  // verify; client-node refuses one unless told to skip the verification, kubectl and client-go do not
+  const plain = server.startsWith('http://');
+  if (flags.master || (plain && !cluster?.skipTLSVerify)) {
     kc.loadFromClusterAndUser(
       {
+        ...(cluster ?? {}),
         name: cluster?.name ?? 'master',
-        server: flags.master,
-        skipTLSVerify: cluster?.skipTLSVerify ?? false,
-        ...(cluster?.caData ? { caData: cluster.caData } : {}),
+        server,
+        skipTLSVerify: plain || (cluster?.skipTLSVerify ?? false),
       },
       kc.getCurrentUser() ?? { name: 'anonymous' },
     );
@@ -260,34 +264,46 @@ export async function serve(flags: ServeFlags): Promise<void> {
       seed: 'demo',
       ...(flags.stateFile ? { stateFile: flags.stateFile } : {}),
       log: (message) => log.debug({ component: 'embedded-apiserver' }, message),
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      throw new Error(
+        `the embedded API server port (--embedded-port) 127.0.0.1:${flags.embeddedPort} is already in use`,
+      );
     });
     kubeConfig = embedded.kubeConfig('kube-system');
   }
-  const floatip = await startFloatip({
-    kubeConfig,
-    galaxy,
-    resource: flags.resourceName,
-    poolNamespace: flags.poolNamespace,
-    bind: flags.bind,
-    port: flags.port,
-    apiPort: flags.apiPort,
-    log,
-    ...(flags.resyncInterval !== undefined ? { resyncIntervalMs: flags.resyncInterval } : {}),
-    parkedIpTtlMs: flags.parkedIpTtl,
-    apiAuth: flags.apiAuth,
-    ...tlsOf(flags),
-    ...(flags.leaderElect
-      ? {
-          leaderElection: {
-            namespace: flags.leaderElectResourceNamespace,
-            name: flags.leaderElectResourceName,
-            leaseDurationMs: flags.leaderElectLeaseDuration,
-            renewDeadlineMs: flags.leaderElectRenewDeadline,
-            retryPeriodMs: flags.leaderElectRetryPeriod,
-          },
-        }
-      : {}),
-  });
+  let floatip: Awaited<ReturnType<typeof startFloatip>>;
+  try {
+    floatip = await startFloatip({
+      kubeConfig,
+      galaxy,
+      resource: flags.resourceName,
+      poolNamespace: flags.poolNamespace,
+      bind: flags.bind,
+      port: flags.port,
+      apiPort: flags.apiPort,
+      log,
+      ...(flags.resyncInterval !== undefined ? { resyncIntervalMs: flags.resyncInterval } : {}),
+      parkedIpTtlMs: flags.parkedIpTtl,
+      apiAuth: flags.apiAuth,
+      ...tlsOf(flags),
+      ...(flags.leaderElect
+        ? {
+            leaderElection: {
+              namespace: flags.leaderElectResourceNamespace,
+              name: flags.leaderElectResourceName,
+              leaseDurationMs: flags.leaderElectLeaseDuration,
+              renewDeadlineMs: flags.leaderElectRenewDeadline,
+              retryPeriodMs: flags.leaderElectRetryPeriod,
+            },
+          }
+        : {}),
+    });
+  } catch (err) {
+    // nothing may stay listening after a failed start
+    await embedded?.close();
+    throw err;
+  }
   if (embedded) {
     process.stdout.write(
       [

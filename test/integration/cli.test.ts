@@ -1,6 +1,7 @@
 // The command line, as an operator meets it: --help documents every flag with its environment
 // variable, and a bad value stops start-up with one clear line and exit code 2.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { promisify } from 'node:util';
 
 const run = async (...args: string[]) => {
@@ -65,3 +66,116 @@ test.each([
   expect(stderr.trim().split('\n')).toHaveLength(1);
   expect(stderr).toContain(message);
 });
+
+/** Starts a command in the background; `stop()` ends it and resolves with its output. */
+function background(...args: string[]) {
+  const child = spawn('node', ['dist/src/main.js', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    output: () => stdout,
+    exited,
+    /** Resolves with what the log says once `pattern` appears in stdout. */
+    async waitFor(pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const m = stdout.match(pattern);
+        if (m) return m;
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`no ${pattern} in the output of ${args.join(' ')}:\n${stdout}\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop(): Promise<number | null> {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+async function occupy(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return { port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const freePort = async () => {
+  const o = await occupy();
+  await o.close();
+  return o.port;
+};
+
+test.each(['--port', '--api-port', '--embedded-port'])(
+  '14: a busy %s stops start-up with one clear line, exit code 1, and nothing left listening',
+  async (flag) => {
+    const busy = await occupy();
+    const ports: Record<string, number> = {
+      '--port': await freePort(),
+      '--api-port': await freePort(),
+      '--embedded-port': await freePort(),
+    };
+    ports[flag] = busy.port;
+    try {
+      const args = ['serve', '--leader-elect=false', '--log-level', 'silent'];
+      for (const [f, p] of Object.entries(ports)) args.push(f, String(p));
+      const { code, stderr } = await run(...args);
+      expect(code).toBe(1);
+      expect(stderr.trim().split('\n')).toHaveLength(1);
+      expect(stderr).toMatch(
+        new RegExp(`^floatip: the .* port \\(${flag}\\) [\\d.]+:${busy.port} is already in use`),
+      );
+      for (const [f, p] of Object.entries(ports)) if (f !== flag) expect(await listening(p)).toBe(false);
+    } finally {
+      await busy.close();
+    }
+  },
+  30_000,
+);
+
+test('15: floatip serve --master with a plain-HTTP API server serves it', async () => {
+  const apiPort = await freePort();
+  const apiserver = background('dev-apiserver', '--port', String(apiPort));
+  try {
+    await apiserver.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/);
+    const floatip = background(
+      'serve',
+      '--master',
+      `http://127.0.0.1:${apiPort}`,
+      '--leader-elect=false',
+      '--port',
+      '0',
+      '--api-port',
+      '0',
+      '--bind',
+      '127.0.0.1',
+    );
+    try {
+      const [, url] = await floatip.waitFor(
+        /"url":"(http:\/\/127\.0\.0\.1:\d+)","leaderElection":false,"msg":"scheduler extender listening"/,
+      );
+      // ready means a configuration is in force: it was read from that API server's ConfigMap
+      const ready = await fetch(`${url}/readyz`);
+      expect([ready.status, await ready.text()]).toEqual([200, 'ok']);
+      const [, api] = await floatip.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"REST API listening"/);
+      const subnets = (await (await fetch(`${api}/v1/subnets`)).json()) as {
+        content: { entries: unknown[] };
+      };
+      expect(subnets.content.entries.length).toBeGreaterThan(0);
+    } finally {
+      expect(await floatip.stop()).toBe(0);
+    }
+  } finally {
+    await apiserver.stop();
+  }
+}, 60_000);
