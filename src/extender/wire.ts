@@ -4,23 +4,48 @@
 // Kubernetes objects inside (Pod, Node) keep their usual camelCase. One decoder per message; bad
 // input is a WireError, which the server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { type Span, arrayElements, objectMembers, rootSpan } from './json-spans.js';
 
 export class WireError extends Error {}
 
 type Json = Record<string, unknown>;
 
-/** The value of `name` in `object`, matching the key case-insensitively. */
-function field(object: Json, name: string): unknown {
-  if (name in object) return object[name];
+/** The key of `object` that Go's decoder would fill field `name` from: exact, else case-insensitive. */
+function keyOf(object: Json, name: string): string | undefined {
+  if (Object.hasOwn(object, name)) return name;
   const lower = name.toLowerCase();
-  for (const key of Object.keys(object)) if (key.toLowerCase() === lower) return object[key];
-  return undefined;
+  return Object.keys(object).find((key) => key.toLowerCase() === lower);
 }
 
+/** The value of `name` in `object`, matching the key case-insensitively. */
+function field(object: Json, name: string): unknown {
+  const key = keyOf(object, name);
+  return key === undefined ? undefined : object[key];
+}
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 function asObject(value: unknown, what: string): Json {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new WireError(`${what} must be a JSON object`);
-  return value as Json;
+  if (!isObject(value)) throw new WireError(`${what} must be a JSON object`);
+  return value;
+}
+
+/** An optional object: absent or null is undefined. */
+function optionalObject(value: unknown, what: string): Json | undefined {
+  return value === undefined || value === null ? undefined : asObject(value, what);
+}
+
+function optionalList(value: unknown, what: string): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new WireError(`${what} must be a list`);
+  return value;
+}
+
+function optionalString(value: unknown, what: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new WireError(`${what} must be a string`);
+  return value;
 }
 
 function optionalStringArray(value: unknown, what: string): string[] | undefined {
@@ -30,46 +55,141 @@ function optionalStringArray(value: unknown, what: string): string[] | undefined
   return value as string[];
 }
 
-function decodePod(value: unknown, what: string): V1Pod {
-  const pod = asObject(value, what) as V1Pod;
-  const meta = pod.metadata;
-  if (!meta || typeof meta.name !== 'string' || meta.name === '')
-    throw new WireError(`${what}.metadata.name is missing`);
-  if (meta.namespace !== undefined && typeof meta.namespace !== 'string') {
-    throw new WireError(`${what}.metadata.namespace must be a string`);
+/** A map of strings (labels, annotations): absent or null is empty. */
+function stringMap(value: unknown, what: string): Record<string, string> {
+  const map = optionalObject(value, what) ?? {};
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [key, v] of Object.entries(map)) {
+    if (typeof v !== 'string') throw new WireError(`${what}["${key}"] must be a string`);
+    out[key] = v;
   }
-  return pod;
+  return out;
+}
+
+/**
+ * The pod of a request, reduced to what floatip reads from it (its identity, annotations, owners
+ * and the resources its containers ask for), every one of those fields type-checked.
+ */
+function decodePod(value: unknown, what: string): V1Pod {
+  const pod = asObject(value, what);
+  const meta = asObject(pod.metadata, `${what}.metadata`);
+  const name = optionalString(meta.name, `${what}.metadata.name`);
+  if (!name) throw new WireError(`${what}.metadata.name is missing`);
+  const namespace = optionalString(meta.namespace, `${what}.metadata.namespace`);
+  const uid = optionalString(meta.uid, `${what}.metadata.uid`);
+  const owners = optionalList(meta.ownerReferences, `${what}.metadata.ownerReferences`).map((o, i) => {
+    const where = `${what}.metadata.ownerReferences[${i}]`;
+    const owner = asObject(o, where);
+    return {
+      apiVersion: optionalString(owner.apiVersion, `${where}.apiVersion`) ?? '',
+      kind: optionalString(owner.kind, `${where}.kind`) ?? '',
+      name: optionalString(owner.name, `${where}.name`) ?? '',
+      uid: optionalString(owner.uid, `${where}.uid`) ?? '',
+    };
+  });
+  const spec = optionalObject(pod.spec, `${what}.spec`) ?? {};
+  const containers = optionalList(spec.containers, `${what}.spec.containers`).map((c, i) => {
+    const where = `${what}.spec.containers[${i}]`;
+    const container = asObject(c, where);
+    const resources = optionalObject(container.resources, `${where}.resources`) ?? {};
+    return {
+      name: optionalString(container.name, `${where}.name`) ?? '',
+      resources: {
+        requests: stringMapOfQuantities(resources.requests, `${where}.resources.requests`),
+        limits: stringMapOfQuantities(resources.limits, `${where}.resources.limits`),
+      },
+    };
+  });
+  const nodeName = optionalString(spec.nodeName, `${what}.spec.nodeName`);
+  return {
+    metadata: {
+      name,
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(uid !== undefined ? { uid } : {}),
+      annotations: stringMap(meta.annotations, `${what}.metadata.annotations`),
+      ownerReferences: owners,
+    },
+    spec: { containers, ...(nodeName ? { nodeName } : {}) },
+  };
+}
+
+/** Requests and limits: quantities are strings on the wire (a number is accepted, as Go's decoder does). */
+function stringMapOfQuantities(value: unknown, what: string): Record<string, string> {
+  const map = optionalObject(value, what) ?? {};
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [key, v] of Object.entries(map)) {
+    if (typeof v === 'string') out[key] = v;
+    else if (typeof v === 'number' && Number.isFinite(v)) out[key] = String(v);
+    else throw new WireError(`${what}["${key}"] must be a quantity`);
+  }
+  return out;
+}
+
+/** A full Node of a request, reduced to its name, version and addresses, type-checked. */
+function decodeNode(value: unknown, what: string): V1Node {
+  const node = asObject(value, what);
+  const meta = asObject(node.metadata, `${what}.metadata`);
+  const name = optionalString(meta.name, `${what}.metadata.name`);
+  if (name === undefined) throw new WireError(`${what}.metadata.name is missing`);
+  const resourceVersion = optionalString(meta.resourceVersion, `${what}.metadata.resourceVersion`);
+  const status = optionalObject(node.status, `${what}.status`);
+  const addresses = optionalList(status?.addresses, `${what}.status.addresses`).map((a, i) => {
+    const where = `${what}.status.addresses[${i}]`;
+    const address = asObject(a, where);
+    return {
+      type: optionalString(address.type, `${where}.type`) ?? '',
+      address: optionalString(address.address, `${where}.address`) ?? '',
+    };
+  });
+  return {
+    metadata: { name, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+    ...(status ? { status: { addresses } } : {}),
+  };
 }
 
 /** ExtenderArgs: the filter and prioritize request. */
 export interface ExtenderArgs {
   readonly pod: V1Pod;
-  /** Full Node objects (nodeCacheCapable: false). */
+  /** Full Node objects (nodeCacheCapable: false), decoded. */
   readonly nodes?: V1Node[];
+  /** Where each of `nodes` is in the request text, when it was given: its answer echoes those bytes. */
+  readonly nodeSpans?: Span[];
   /** Node names only (nodeCacheCapable: true). */
   readonly nodeNames?: string[];
 }
 
-export function decodeExtenderArgs(body: unknown): ExtenderArgs {
+/**
+ * Decodes a filter or prioritize request. With the request's text (`raw`, what `body` was parsed
+ * from), the full Nodes' places in it are found too.
+ */
+export function decodeExtenderArgs(body: unknown, raw?: Buffer): ExtenderArgs {
   const args = asObject(body, 'the request body');
   const pod = decodePod(field(args, 'Pod'), 'Pod');
-  const nodesField = field(args, 'Nodes');
+  const nodesKey = keyOf(args, 'Nodes');
+  const nodesField = nodesKey === undefined ? undefined : args[nodesKey];
   let nodes: V1Node[] | undefined;
+  let nodeSpans: Span[] | undefined;
   if (nodesField !== undefined && nodesField !== null) {
-    const items = field(asObject(nodesField, 'Nodes'), 'items');
+    const list = asObject(nodesField, 'Nodes');
+    const itemsKey = keyOf(list, 'items');
+    const items = itemsKey === undefined ? undefined : list[itemsKey];
     if (items !== undefined && items !== null && !Array.isArray(items))
       throw new WireError('Nodes.items must be a list');
-    nodes = ((items as unknown[] | null | undefined) ?? []).map((n, i) => {
-      const node = asObject(n, `Nodes.items[${i}]`) as V1Node;
-      if (typeof node.metadata?.name !== 'string')
-        throw new WireError(`Nodes.items[${i}].metadata.name is missing`);
-      return node;
-    });
+    nodes = ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
+    if (raw && Array.isArray(items)) {
+      const nodesSpan = objectMembers(raw, rootSpan(raw)).get(nodesKey!)!;
+      nodeSpans = arrayElements(raw, objectMembers(raw, nodesSpan).get(itemsKey!)!);
+    }
   }
   const nodeNames = optionalStringArray(field(args, 'NodeNames'), 'NodeNames');
   if (!nodes && !nodeNames)
     throw new WireError('the request names no nodes: neither Nodes nor NodeNames is set');
-  return { pod, ...(nodes ? { nodes } : {}), ...(nodeNames ? { nodeNames } : {}) };
+  return {
+    pod,
+    ...(nodes ? { nodes } : {}),
+    ...(nodeSpans ? { nodeSpans } : {}),
+    ...(nodeNames ? { nodeNames } : {}),
+  };
 }
 
 /** ExtenderBindingArgs. */
@@ -127,16 +247,19 @@ export function decodePreemptionArgs(body: unknown): PreemptionArgs {
     for (const [node, v] of Object.entries(
       asObject(source, isMeta ? 'NodeNameToMetaVictims' : 'NodeNameToVictims'),
     )) {
-      const entry = asObject(v, `victims of ${node}`);
-      const pods = field(entry, 'Pods') ?? [];
-      if (!Array.isArray(pods)) throw new WireError(`victims of ${node}: Pods must be a list`);
-      const uids = pods.map((p, i) => {
-        const pod = asObject(p, `victims of ${node}: Pods[${i}]`);
-        const uid = isMeta ? field(pod, 'UID') : (pod.metadata as { uid?: unknown } | undefined)?.uid;
-        return { uid: typeof uid === 'string' ? uid : '' };
+      const where = `victims of ${node}`;
+      const entry = asObject(v, where);
+      const uids = optionalList(field(entry, 'Pods'), `${where}: Pods`).map((p, i) => {
+        const pod = asObject(p, `${where}: Pods[${i}]`);
+        const uid = isMeta
+          ? field(pod, 'UID')
+          : optionalObject(pod.metadata, `${where}: Pods[${i}].metadata`)?.uid;
+        return { uid: optionalString(uid, `${where}: Pods[${i}] UID`) ?? '' };
       });
-      const pdb = field(entry, 'NumPDBViolations');
-      victims.set(node, { pods: uids, numPDBViolations: typeof pdb === 'number' ? pdb : 0 });
+      const pdb = field(entry, 'NumPDBViolations') ?? 0;
+      if (typeof pdb !== 'number' || !Number.isSafeInteger(pdb))
+        throw new WireError(`${where}: NumPDBViolations must be an integer`);
+      victims.set(node, { pods: uids, numPDBViolations: pdb });
     }
   }
   return { pod, victims };
@@ -181,7 +304,8 @@ export const encodePriorities = (list: readonly HostPriority[]): string =>
 export const encodeBindingResult = (error: string): string => JSON.stringify({ Error: error });
 
 export function encodePreemptionResult(victims: Map<string, MetaVictims>): string {
-  const out: Record<string, unknown> = {};
+  // a node named __proto__ must stay a node
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [node, v] of victims) {
     out[node] = { Pods: v.pods.map((p) => ({ UID: p.uid })), NumPDBViolations: v.numPDBViolations };
   }

@@ -1,0 +1,99 @@
+// Where values lie in a JSON text that JSON.parse has already accepted, so that parts of a request can
+// be echoed back byte for byte (the filter's passing Node objects) instead of being serialised again.
+// Iterative, so nesting depth costs no stack; it assumes valid JSON and does not check it again.
+
+/** [start, end) of a value in the text. */
+export type Span = readonly [number, number];
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function skipSpace(text: Buffer, i: number): number {
+  while (i < text.length && isSpace(text[i]!)) i++;
+  return i;
+}
+
+/** The end of the string whose opening quote is at i (just past its closing quote). */
+function stringEnd(text: Buffer, i: number): number {
+  for (let j = i + 1; ;) {
+    const c = text[j]!;
+    if (c === BACKSLASH) j += 2;
+    else if (c === QUOTE) return j + 1;
+    else j++;
+  }
+}
+
+/** The end of the value starting at i. */
+function valueEnd(text: Buffer, i: number): number {
+  const c = text[i]!;
+  if (c === QUOTE) return stringEnd(text, i);
+  if (c !== OPEN_OBJECT && c !== OPEN_ARRAY) {
+    let j = i;
+    while (j < text.length) {
+      const d = text[j]!;
+      if (d === COMMA || d === CLOSE_OBJECT || d === CLOSE_ARRAY || isSpace(d)) break;
+      j++;
+    }
+    return j;
+  }
+  let depth = 0;
+  for (let j = i; ; j++) {
+    const d = text[j]!;
+    if (d === QUOTE) j = stringEnd(text, j) - 1;
+    else if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
+    else if (d === CLOSE_OBJECT || d === CLOSE_ARRAY) {
+      if (--depth === 0) return j + 1;
+    }
+  }
+}
+
+/**
+ * The members of the object at `span`, as JSON.parse sees them: key (unescaped) -> the span of its
+ * value. A key written twice keeps its last value, as JSON.parse does.
+ */
+export function objectMembers(text: Buffer, span: Span): Map<string, Span> {
+  const members = new Map<string, Span>();
+  let i = skipSpace(text, span[0] + 1);
+  if (text[i] === CLOSE_OBJECT) return members;
+  for (;;) {
+    const keyEnd = stringEnd(text, i);
+    const raw = text.toString('utf8', i, keyEnd);
+    const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+    i = skipSpace(text, keyEnd);
+    if (text[i] !== COLON) throw new Error(`not an object member at byte ${i}`);
+    i = skipSpace(text, i + 1);
+    const end = valueEnd(text, i);
+    members.set(key, [i, end]);
+    i = skipSpace(text, end);
+    if (text[i] === CLOSE_OBJECT) return members;
+    i = skipSpace(text, i + 1); // the comma
+  }
+}
+
+/** The spans of the elements of the array at `span`, in order. */
+export function arrayElements(text: Buffer, span: Span): Span[] {
+  const elements: Span[] = [];
+  let i = skipSpace(text, span[0] + 1);
+  if (text[i] === CLOSE_ARRAY) return elements;
+  for (;;) {
+    const end = valueEnd(text, i);
+    elements.push([i, end]);
+    i = skipSpace(text, end);
+    if (text[i] === CLOSE_ARRAY) return elements;
+    i = skipSpace(text, i + 1);
+  }
+}
+
+/** The span of the whole text's value. */
+export function rootSpan(text: Buffer): Span {
+  const start = skipSpace(text, 0);
+  return [start, valueEnd(text, start)];
+}

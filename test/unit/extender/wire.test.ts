@@ -1,0 +1,102 @@
+// The extender's request decoders: every field floatip reads from a request is type-checked, and a
+// wrong type is a WireError (the server's 400) naming the field, never a crash further in.
+import { WireError, decodeExtenderArgs, decodePreemptionArgs } from '../../../src/extender/wire.js';
+
+const pod = (extra: Record<string, unknown> = {}) => ({
+  metadata: { name: 'p', namespace: 'ns1' },
+  ...extra,
+});
+const decode = (body: unknown) => () => decodeExtenderArgs(body);
+
+test.each([
+  [{ Pod: pod({ spec: { containers: 'x' } }), NodeNames: [] }, 'Pod.spec.containers must be a list'],
+  [
+    { Pod: pod({ spec: { containers: [null] } }), NodeNames: [] },
+    'Pod.spec.containers[0] must be a JSON object',
+  ],
+  [
+    { Pod: pod({ spec: { containers: [{ resources: 'x' }] } }), NodeNames: [] },
+    'Pod.spec.containers[0].resources must be a JSON object',
+  ],
+  [
+    { Pod: pod({ spec: { containers: [{ resources: { requests: { a: {} } } }] } }), NodeNames: [] },
+    'Pod.spec.containers[0].resources.requests["a"] must be a quantity',
+  ],
+  [{ Pod: pod({ spec: [] }), NodeNames: [] }, 'Pod.spec must be a JSON object'],
+  [
+    { Pod: { metadata: { name: 'p', annotations: { a: 1 } } }, NodeNames: [] },
+    'Pod.metadata.annotations["a"] must be a string',
+  ],
+  [
+    { Pod: { metadata: { name: 'p', ownerReferences: [{ kind: 5 }] } }, NodeNames: [] },
+    'Pod.metadata.ownerReferences[0].kind must be a string',
+  ],
+  [{ Pod: { metadata: { name: 'p', uid: 7 } }, NodeNames: [] }, 'Pod.metadata.uid must be a string'],
+  [{ Pod: { metadata: 'x' }, NodeNames: [] }, 'Pod.metadata must be a JSON object'],
+  [{ Pod: { metadata: { name: '' } }, NodeNames: [] }, 'Pod.metadata.name is missing'],
+  [{ Pod: pod(), Nodes: { items: [null] } }, 'Nodes.items[0] must be a JSON object'],
+  [{ Pod: pod(), Nodes: { items: [{ metadata: {} }] } }, 'Nodes.items[0].metadata.name is missing'],
+  [
+    { Pod: pod(), Nodes: { items: [{ metadata: { name: 'n' }, status: { addresses: 'x' } }] } },
+    'Nodes.items[0].status.addresses must be a list',
+  ],
+  [
+    { Pod: pod(), Nodes: { items: [{ metadata: { name: 'n' }, status: { addresses: [{ address: 1 }] } }] } },
+    'Nodes.items[0].status.addresses[0].address must be a string',
+  ],
+  [{ Pod: pod(), NodeNames: [1] }, 'NodeNames must be a list of strings'],
+  [{ Pod: pod() }, 'the request names no nodes: neither Nodes nor NodeNames is set'],
+])('%j is refused: %s', (body, message) => {
+  expect(decode(body)).toThrow(new WireError(message));
+});
+
+test('the decoded pod carries only the fields floatip reads, type-checked', () => {
+  const { pod: decoded } = decodeExtenderArgs({
+    pod: {
+      metadata: {
+        name: 'p',
+        namespace: 'ns1',
+        uid: 'u',
+        annotations: { a: 'b' },
+        labels: { x: 'y' },
+        extra: [1],
+      },
+      spec: { containers: [{ name: 'c', image: 'i', resources: { limits: { r: 1 } } }], volumes: [{}] },
+      status: { phase: 'Pending' },
+    },
+    NodeNames: ['a'],
+  });
+  expect(JSON.parse(JSON.stringify(decoded))).toEqual({
+    metadata: { name: 'p', namespace: 'ns1', uid: 'u', annotations: { a: 'b' }, ownerReferences: [] },
+    spec: { containers: [{ name: 'c', resources: { requests: {}, limits: { r: '1' } } }] },
+  });
+});
+
+test('full Nodes: their places in the request text are found, under any spelling of the keys', () => {
+  const text =
+    '{"pod":{"metadata":{"name":"p"}},"NODES":{"ITEMS":[{"metadata":{"name":"a"},"z":[[[]]]} ,{"metadata":{"name":"b"}}]}}';
+  const raw = Buffer.from(text);
+  const args = decodeExtenderArgs(JSON.parse(text), raw);
+  expect(args.nodes!.map((n) => n.metadata!.name)).toEqual(['a', 'b']);
+  expect(args.nodeSpans!.map(([a, b]) => raw.toString('utf8', a, b))).toEqual([
+    '{"metadata":{"name":"a"},"z":[[[]]]}',
+    '{"metadata":{"name":"b"}}',
+  ]);
+});
+
+test('preempt: victims are type-checked too', () => {
+  const body = (victims: unknown) => ({ Pod: pod(), NodeNameToMetaVictims: { n1: victims } });
+  expect(() => decodePreemptionArgs(body({ Pods: 'x' }))).toThrow('victims of n1: Pods must be a list');
+  expect(() => decodePreemptionArgs(body({ Pods: [{ UID: 5 }] }))).toThrow(
+    'victims of n1: Pods[0] UID must be a string',
+  );
+  expect(() => decodePreemptionArgs(body({ Pods: [], NumPDBViolations: 'x' }))).toThrow(
+    'victims of n1: NumPDBViolations must be an integer',
+  );
+  expect(decodePreemptionArgs(body({ Pods: [{ UID: 'u' }], NumPDBViolations: 1 })).victims.get('n1')).toEqual(
+    {
+      pods: [{ uid: 'u' }],
+      numPDBViolations: 1,
+    },
+  );
+});
