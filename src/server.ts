@@ -67,6 +67,10 @@ export interface Floatip {
   readonly pools: PoolStore;
   readonly locks: DecisionLocks;
   readonly lifecycle: Lifecycle;
+  /** Pods waiting to be sent back to the scheduler. */
+  readonly requeue: Requeue;
+  /** What the extender knows about nodes. */
+  readonly nodeFacts: NodeFacts;
   readonly events: KubeEventRecorder;
   readonly metrics: Metrics;
   /** Whether this replica leads (always, without leader election). */
@@ -232,7 +236,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     const inFlight = new InFlight();
     const server = await listen(
       'the scheduler extender port (--port)',
-      extenderApp(extender, nodes, log, { notServingBecause, metrics, onServe }, inFlight),
+      extenderApp(extender, log, { notServingBecause, metrics, onServe }, inFlight),
       options.bind,
       options.port,
       options.tls,
@@ -287,6 +291,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       pools,
       locks,
       lifecycle,
+      requeue: requeued,
+      nodeFacts: nodes,
       events,
       metrics,
       isLeader,

@@ -35,7 +35,7 @@ interface PodRef {
 
 export class Requeue {
   /** By "namespace/name": pods the UID rule refused. */
-  private readonly waiting = new Map<string, PodRef>();
+  private readonly waitingForUid = new Map<string, PodRef>();
   /** By an app's count prefix, then "namespace/name": pods refused because the app was at its limit. */
   private readonly appWaiting = new Map<string, Map<string, PodRef>>();
   /** By "namespace/name", oldest first: pods no node could take for want of a free address. */
@@ -48,9 +48,16 @@ export class Requeue {
     private readonly counted: (why: RequeueReason, pods: number) => void = () => undefined,
   ) {}
 
+  /** How many pods are remembered as waiting (for tests). */
+  get waiting(): number {
+    let n = this.waitingForUid.size + this.subnetWaiting.size;
+    for (const pods of this.appWaiting.values()) n += pods.size;
+    return n;
+  }
+
   /** A bind of this pod was refused until its previous incarnation is dealt with. */
   refused(namespace: string, name: string, uid: string): void {
-    if (uid) this.waiting.set(whoOf(namespace, name), { namespace, name, uid });
+    if (uid) this.waitingForUid.set(whoOf(namespace, name), { namespace, name, uid });
   }
 
   /** A pod of an app at its limit was refused (filter or bind). */
@@ -71,7 +78,7 @@ export class Requeue {
   /** The pod was bound after all: nothing to do for it any more. */
   bound(namespace: string, name: string): void {
     const who = whoOf(namespace, name);
-    this.waiting.delete(who);
+    this.waitingForUid.delete(who);
     this.forgetWaits(who);
   }
 
@@ -143,9 +150,9 @@ export class Requeue {
 
   private async touchRefusedByUidRule(namespace: string, name: string): Promise<void> {
     const who = whoOf(namespace, name);
-    const pod = this.waiting.get(who);
+    const pod = this.waitingForUid.get(who);
     if (!pod) return;
-    this.waiting.delete(who);
+    this.waitingForUid.delete(who);
     await this.touch([pod], 'uid-rule', 'sent a pod refused by the UID rule back to the scheduler');
   }
 

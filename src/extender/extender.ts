@@ -17,7 +17,15 @@ import {
 } from '../ipam/index.js';
 import { KubeApiError } from '../kube/custom-resources.js';
 import type { EventRecorder } from '../kube/events.js';
-import { cniArgsOfPod, keyOfPod, podName, policyOfPod, wantsFloatingIP } from '../kube/pod.js';
+import {
+  RELEASE_POLICY_ANNOTATION,
+  cniArgsOfPod,
+  keyOfPod,
+  podName,
+  policyOfPod,
+  unknownReleasePolicyOf,
+  wantsFloatingIP,
+} from '../kube/pod.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { KeyedLock } from '../store/keyed-lock.js';
@@ -105,9 +113,13 @@ export interface DecisionLocks {
   readonly apps: KeyedLock;
 }
 
+/** How many binds are remembered, to refuse binding a pod again before the pod cache shows it bound. */
+const RECENT_BINDS = 10_000;
+
 export class Extender {
   private readonly podLocks: KeyedLock;
   private readonly appLocks: KeyedLock;
+  private readonly recentBinds = new Map<string, { uid: string; node: string }>();
 
   constructor(
     locks: DecisionLocks,
@@ -130,7 +142,8 @@ export class Extender {
   // ---- filter
 
   filter(pod: V1Pod, nodes: V1Node[] | undefined, nodeNames: string[] | undefined): FilterResult {
-    const failedNodes: Record<string, string> = {};
+    // a node named __proto__ must stay a node
+    const failedNodes: Record<string, string> = Object.create(null) as Record<string, string>;
     if (!wantsFloatingIP(pod, this.options.resource)) {
       return { ...(nodes ? { nodes } : {}), ...(nodeNames ? { nodeNames } : {}), failedNodes, error: '' };
     }
@@ -140,15 +153,9 @@ export class Extender {
     } catch (err) {
       const message = errorText(err);
       this.log.info({ pod: podName(pod), err: message }, 'filter: no node can serve the pod');
-      if (err instanceof AppLimitError) {
-        const meta = pod.metadata ?? {};
-        this.refusals?.refusedForApp(
-          err.countPrefix,
-          meta.namespace ?? 'default',
-          meta.name ?? '',
-          meta.uid ?? '',
-        );
-      }
+      const waiting = this.knownIncarnation(pod);
+      if (err instanceof AppLimitError && waiting)
+        this.refusals?.refusedForApp(err.countPrefix, waiting.namespace, waiting.name, waiting.uid);
       return {
         ...(nodes ? { nodes: [] } : {}),
         ...(nodeNames ? { nodeNames: [] } : {}),
@@ -160,8 +167,8 @@ export class Extender {
     let list: NodeList | undefined;
     if (nodes) {
       const passes = (node: V1Node): boolean => {
-        const facts = this.nodes.subnetOf(node);
         const name = node.metadata?.name ?? '';
+        const facts = this.nodes.subnetOfRequested(node, this.world.node(name));
         if ('reason' in facts) failedNodes[name] = facts.reason;
         else if (!allowed.has(facts.subnet)) failedNodes[name] = NO_FIP_LEFT;
         else return true;
@@ -186,16 +193,29 @@ export class Extender {
     nodes: V1Node[] | undefined,
     list: NodeList | undefined,
   ): void {
-    if (!this.refusals) return;
+    const waiting = this.knownIncarnation(pod);
+    if (!this.refusals || !waiting) return;
     const candidates = list
       ? list.distinct
       : (nodes ?? []).flatMap((n) => {
-          const facts = this.nodes.subnetOf(n);
+          const facts = this.nodes.subnetOfRequested(n, this.world.node(n.metadata?.name ?? ''));
           return 'subnet' in facts ? [facts.subnet] : [];
         });
     const exhausted = new Set([...candidates].filter((s) => !allowed.has(s)));
-    const meta = pod.metadata ?? {};
-    this.refusals.refusedForSubnets(meta.namespace ?? 'default', meta.name ?? '', meta.uid ?? '', exhausted);
+    this.refusals.refusedForSubnets(waiting.namespace, waiting.name, waiting.uid, exhausted);
+  }
+
+  /**
+   * The pod of a filter request, if the pod cache has that very incarnation: only such pods are
+   * remembered as waiting (a request naming pods that do not exist must not fill memory, nor make
+   * floatip write to pods).
+   */
+  private knownIncarnation(pod: V1Pod): { namespace: string; name: string; uid: string } | undefined {
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    const uid = pod.metadata?.uid ?? '';
+    const cached = this.world.pod(namespace, name);
+    return uid && cached?.metadata?.uid === uid ? { namespace, name, uid } : undefined;
   }
 
   /**
@@ -321,7 +341,7 @@ export class Extender {
     }
     const subnets: readonly (string | undefined)[] = nodes
       ? nodes.map((node) => {
-          const facts = node.status ? this.nodes.subnetOf(node) : { reason: '' };
+          const facts = this.nodes.subnetOfRequested(node, this.world.node(node.metadata?.name ?? ''));
           return 'subnet' in facts ? facts.subnet : undefined;
         })
       : this.nodes.listOf(names, (name) => this.world.node(name)).subnets;
@@ -385,8 +405,20 @@ export class Extender {
         return "pod which doesn't want floatingip have been sent to plugin";
       const bound = pod;
       podUid = uid || (bound.metadata?.uid ?? '');
-      await this.podLocks.run(who, () => this.bindLocked(bound, podUid, nodeName));
+      await this.podLocks.run(who, () => {
+        // decided before anything is written: a bound pod stays where it is
+        const boundTo = this.boundNodeOf(namespace, name, podUid, bound);
+        if (boundTo !== undefined) {
+          throw new ExtenderError(
+            `update pod ${namespace}_${name}: pod ${name} is already assigned to node "${boundTo}"`,
+          );
+        }
+        return this.bindLocked(bound, podUid, nodeName);
+      });
+      this.remember(namespace, name, podUid, nodeName);
       this.refusals?.bound(namespace, name);
+      const unknown = unknownReleasePolicyOf(bound);
+      if (unknown !== undefined) this.warnUnknownPolicy(bound, unknown);
       return '';
     } catch (err) {
       if (err instanceof WaitingForDeleteError) this.refusals?.refused(namespace, name, podUid);
@@ -411,6 +443,43 @@ export class Extender {
       }
       return message;
     }
+  }
+
+  /**
+   * The node this incarnation of the pod is bound to, if it is: the pod cache may not show a binding
+   * made a moment ago, so binds this replica made are remembered too (the latest few thousand).
+   */
+  private boundNodeOf(namespace: string, name: string, uid: string, pod: V1Pod): string | undefined {
+    const cached = this.world.pod(namespace, name) ?? pod;
+    if (cached.metadata?.uid === uid && cached.spec?.nodeName) return cached.spec.nodeName;
+    const recent = this.recentBinds.get(`${namespace}/${name}`);
+    return recent?.uid === uid ? recent.node : undefined;
+  }
+
+  private remember(namespace: string, name: string, uid: string, node: string): void {
+    const who = `${namespace}/${name}`;
+    this.recentBinds.delete(who);
+    this.recentBinds.set(who, { uid, node });
+    if (this.recentBinds.size > RECENT_BINDS) this.recentBinds.delete(this.recentBinds.keys().next().value!);
+  }
+
+  /** galaxy treats an unknown release-policy value as the default; the pod's owner should know. */
+  private warnUnknownPolicy(pod: V1Pod, value: string): void {
+    const meta = pod.metadata ?? {};
+    const message = `unknown release policy ${JSON.stringify(value)} in ${RELEASE_POLICY_ANNOTATION}: its addresses are released when the pod is deleted (the default); use "immutable" or "never" to keep them`;
+    this.log.warn({ pod: podName(pod), policy: value }, message);
+    this.events.record(
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        name: meta.name ?? '',
+        namespace: meta.namespace ?? 'default',
+        ...(meta.uid ? { uid: meta.uid } : {}),
+      },
+      'Warning',
+      'UnknownReleasePolicy',
+      message,
+    );
   }
 
   private async bindLocked(pod: V1Pod, uid: string, nodeName: string): Promise<void> {

@@ -6,7 +6,6 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Extender } from './extender.js';
-import type { NodeFacts } from './node-subnets.js';
 import {
   WireError,
   decodeBindingArgs,
@@ -64,6 +63,9 @@ class BadRequest extends Error {
   }
 }
 
+/** The bytes of each request's body, for answers that echo parts of it. */
+const rawBodies = new WeakMap<Request, Buffer>();
+
 /**
  * Reads a POST body as JSON into req.body. Not body-parser: on the scheduler's hot path every call
  * paid for its content-type negotiation and charset decoding stream (3 % of floatip's CPU per
@@ -91,9 +93,10 @@ function jsonBody(limit: number) {
     });
     req.on('end', () => {
       if (failed) return;
-      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+      const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      rawBodies.set(req, raw);
       try {
-        req.body = JSON.parse(text) as unknown;
+        req.body = JSON.parse(raw.toString('utf8')) as unknown;
       } catch (err) {
         return next(new BadRequest(400, `bad request: ${(err as Error).message}`));
       }
@@ -104,7 +107,6 @@ function jsonBody(limit: number) {
 
 export function extenderApp(
   extender: Extender,
-  nodes: NodeFacts,
   log: Logger,
   options: ExtenderHttpOptions = {},
   inFlight = new InFlight(),
@@ -160,12 +162,18 @@ export function extenderApp(
   const encoded = new WeakMap<FilterResult, Buffer>();
   app.post('/v1/filter', leaderOnly, (req, res) => {
     const start = process.hrtime.bigint();
-    const args = decodeExtenderArgs(req.body);
+    const raw = rawBodies.get(req)!;
+    const args = decodeExtenderArgs(req.body, raw);
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
     observe('filter', start, result.error);
     let bytes = result.nodeNames ? encoded.get(result) : undefined;
     if (!bytes) {
-      bytes = encodeFilterResult(result, (n) => nodes.bytesOf(n));
+      // passing Nodes are echoed as the very bytes the caller sent, never another request's
+      const spans = new Map(args.nodes?.map((node, i) => [node, args.nodeSpans![i]!]));
+      bytes = encodeFilterResult(result, (node) => {
+        const [from, to] = spans.get(node)!;
+        return raw.subarray(from, to);
+      });
       if (result.nodeNames) encoded.set(result, bytes);
     }
     json(res, bytes);

@@ -1,7 +1,9 @@
 // Per-node facts the extender asks for on every call, computed once per node version: its node
-// subnet (or galaxy's reason why it has none), and, for the full-Node mode, its JSON text to echo
-// back. Both are keyed by node name and replaced when the node's resourceVersion changes; the
-// subnets are also dropped when the configuration changes (galaxy never invalidates, §12.25).
+// subnet, or galaxy's reason why it has none. What floatip believes about a node comes from the API
+// server: the facts are kept for the node cache's (or a GET's) objects only, keyed by name and
+// replaced when the node's resourceVersion changes, and dropped when the configuration changes
+// (galaxy never invalidates, §12.25). A node a request carries and the cache does not know yet is
+// judged from the request, for that request only: nothing a caller sends is remembered.
 //
 // With nodeCacheCapable the scheduler sends, for pod after pod, the same list of node names (those
 // its own filters kept). `listOf` resolves such a list once and hands the same answer back while no
@@ -35,14 +37,26 @@ const sameValue = (a: NodeSubnet | undefined, b: NodeSubnet): boolean =>
   a !== undefined &&
   ('subnet' in a ? 'subnet' in b && a.subnet === b.subnet : 'reason' in b && a.reason === b.reason);
 
+/** How many resolved node lists are kept (the scheduler may alternate between a few as nodes come and go). */
+const LISTS_KEPT = 4;
+
 export class NodeFacts {
+  /** By node name, for nodes of the node cache (or read from the API server): bounded by the cluster. */
   private readonly subnets = new Map<string, { version: string; value: NodeSubnet }>();
-  private readonly texts = new Map<string, { version: string; bytes: Buffer }>();
   /** Changes whenever a node's subnet (or its existence) may have changed; see NodeList. */
   private generation = 0;
   private lists: NodeList[] = [];
 
   constructor(private readonly allocator: Allocator) {}
+
+  /** What is remembered: nodes, and resolved lists with their names (bounded; for tests and profiling). */
+  remembered(): { nodes: number; lists: number; names: number } {
+    return {
+      nodes: this.subnets.size,
+      lists: this.lists.length,
+      names: this.lists.reduce((n, l) => n + l.names.length, 0),
+    };
+  }
 
   /** Forget every node's subnet: the configuration changed. */
   clearSubnets(): void {
@@ -52,7 +66,6 @@ export class NodeFacts {
 
   forget(name: string): void {
     this.subnets.delete(name);
-    this.texts.delete(name);
     this.generation++;
   }
 
@@ -62,18 +75,30 @@ export class NodeFacts {
     this.subnetOf(node);
   }
 
+  /**
+   * The node subnet of a node a request names: the node cache's object when it has one (the
+   * request's may be forged or stale), else the request's own, judged for this request only.
+   */
+  subnetOfRequested(node: V1Node, known: V1Node | undefined): NodeSubnet {
+    return known ? this.subnetOf(known) : this.judge(node);
+  }
+
+  private judge(node: V1Node): NodeSubnet {
+    try {
+      return { subnet: this.allocator.nodeSubnetOf(internalIPsOf(node)) };
+    } catch (err) {
+      if (!(err instanceof NodeSubnetError)) throw err;
+      return { reason: err.reason };
+    }
+  }
+
+  /** The node subnet of a node from the node cache or the API server (remembered per version). */
   subnetOf(node: V1Node): NodeSubnet {
     const name = node.metadata?.name ?? '';
     const version = node.metadata?.resourceVersion ?? '';
     const cached = this.subnets.get(name);
     if (cached && cached.version === version && version !== '') return cached.value;
-    let value: NodeSubnet;
-    try {
-      value = { subnet: this.allocator.nodeSubnetOf(internalIPsOf(node)) };
-    } catch (err) {
-      if (!(err instanceof NodeSubnetError)) throw err;
-      value = { reason: err.reason };
-    }
+    const value = this.judge(node);
     if (!sameValue(cached?.value, value)) this.generation++;
     this.subnets.set(name, { version, value });
     return value;
@@ -81,8 +106,8 @@ export class NodeFacts {
 
   /**
    * These names resolved through `lookup` (the node cache): the same NodeList as last time when the
-   * names are the same and no node's subnet changed since, else a new one. Keeps the last few lists
-   * (the scheduler may alternate between some, as nodes come and go).
+   * names are the same and no node's subnet changed since, else a new one. Keeps the last few lists,
+   * and only lists no longer than the nodes it knows of, so requests cannot fill memory with names.
    */
   listOf(names: readonly string[], lookup: (name: string) => V1Node | undefined): NodeList {
     const found = this.lists.find((l) => l.generation === this.generation && sameNames(l.names, names));
@@ -104,19 +129,9 @@ export class NodeFacts {
       // resolving may itself have moved the generation (a node version seen for the first time)
       generation: this.generation,
     };
-    this.lists = [list, ...this.lists.filter((l) => l.generation === this.generation)].slice(0, 4);
+    if (names.length <= this.subnets.size)
+      this.lists = [list, ...this.lists.filter((l) => l.generation === this.generation)].slice(0, LISTS_KEPT);
     return list;
-  }
-
-  /** The node as JSON bytes, serialised once per version. */
-  bytesOf(node: V1Node): Buffer {
-    const name = node.metadata?.name ?? '';
-    const version = node.metadata?.resourceVersion ?? '';
-    const cached = this.texts.get(name);
-    if (cached && cached.version === version && version !== '') return cached.bytes;
-    const bytes = Buffer.from(JSON.stringify(node));
-    this.texts.set(name, { version, bytes });
-    return bytes;
   }
 }
 

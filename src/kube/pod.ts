@@ -2,7 +2,7 @@
 // allocation key, its release policy and its request_ip_range. The annotation names are galaxy's.
 import type { V1Pod } from '@kubernetes/client-node';
 import { type CniArgs, CNI_ARGS_ANNOTATION, parseCniArgs } from '../cni/args.js';
-import { AllocationKey, type ReleasePolicy, releasePolicyOf } from '../ipam/index.js';
+import { AllocationKey, ReleasePolicy, releasePolicyOf } from '../ipam/index.js';
 
 export const DEFAULT_RESOURCE = 'tke.cloud.tencent.com/eni-ip';
 export const RELEASE_POLICY_ANNOTATION = 'k8s.v1.cni.galaxy.io/release-policy';
@@ -47,6 +47,18 @@ export function policyOfPod(pod: V1Pod): ReleasePolicy {
     policy: annotations[RELEASE_POLICY_ANNOTATION],
     pool: annotations[POOL_ANNOTATION],
   });
+}
+
+/**
+ * A release-policy annotation value that means nothing (`forever`, `Immutable`): galaxy treats it
+ * as the default, and so does floatip, but says so. Undefined when the value is known, empty or
+ * overridden by a pool.
+ */
+export function unknownReleasePolicyOf(pod: V1Pod): string | undefined {
+  const annotations = pod.metadata?.annotations ?? {};
+  const value = annotations[RELEASE_POLICY_ANNOTATION];
+  if (!value || annotations[POOL_ANNOTATION]) return undefined;
+  return releasePolicyOf({ policy: value }) === ReleasePolicy.PodDelete ? value : undefined;
 }
 
 /** The pod's CNI args annotation (throws CniArgsError with galaxy's wording). */

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Extender } from '../../src/extender/extender.js';
 import { extenderApp } from '../../src/extender/http.js';
-import type { NodeFacts } from '../../src/extender/node-subnets.js';
 import { silentLogger } from '../../src/log.js';
 
 describe('extender HTTP', () => {
@@ -20,7 +19,7 @@ describe('extender HTTP', () => {
         error: '',
       }),
     } as unknown as Extender;
-    const app = extenderApp(extender, {} as NodeFacts, silentLogger(), { bodyLimitBytes: 1000 });
+    const app = extenderApp(extender, silentLogger(), { bodyLimitBytes: 1000 });
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/filter`;

@@ -1,0 +1,220 @@
+// Issue 13, the extender's points: what floatip believes about nodes comes from the API server, not
+// from a request (13.2); nothing a request names is remembered without bound (13.3); a request of
+// the wrong shape is a 400, never a 500 (13.5); a refused bind writes nothing (13.16); an unknown
+// release policy is galaxy's default, with a Warning Event (13.12).
+import type { V1Node } from '@kubernetes/client-node';
+import { World } from './world.js';
+
+const A = '10.0.1.0/24';
+const B = '10.0.2.0/24';
+const CONFIG = [
+  { nodeSubnets: [A], ips: ['10.0.100.10~10.0.100.40'], subnet: '10.0.100.0/24', gateway: '10.0.100.1' },
+  { nodeSubnets: [B], ips: ['10.0.101.10~10.0.101.12'], subnet: '10.0.101.0/24', gateway: '10.0.101.1' },
+];
+
+let world: World;
+beforeEach(async () => {
+  world = await World.start({ config: CONFIG });
+  await world.node('a1', '10.0.1.11');
+  await world.node('b1', '10.0.2.11');
+});
+afterEach(async () => {
+  await world.expectConsistent();
+  await world.stop();
+});
+
+/** The filter answer's raw text and the Node objects in it. */
+async function filterObjects(pod: unknown, items: unknown[]) {
+  const res = await world.post('filter', { Pod: pod, Nodes: { metadata: {}, items }, NodeNames: null });
+  expect(res.status).toBe(200);
+  return res.json as { Nodes: { items: V1Node[] }; FailedNodes: Record<string, string>; Error: string };
+}
+
+describe('13.2 a request cannot steer what floatip believes about a node', () => {
+  test('a forged Node at the next resourceVersion: echoed to its sender only, and bind uses the real node', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const real = await world.core.readNode({ name: 'a1' });
+    const next = String(world.server.revision() + 1);
+    const forged = {
+      ...real,
+      metadata: { ...real.metadata, resourceVersion: next, labels: { forged: 'yes' } },
+      status: { ...real.status, addresses: [{ type: 'InternalIP', address: '10.0.2.99' }] },
+    };
+    const answer = await filterObjects(pod, [forged]);
+    // the sender gets its own bytes back: the scheduler's own objects, whatever they say
+    expect(answer.Nodes.items).toEqual([JSON.parse(JSON.stringify(forged))]);
+    // an ordinary label patch lands at exactly that resourceVersion
+    const patched = await world.core.patchNode({
+      name: 'a1',
+      body: [{ op: 'add', path: '/metadata/labels', value: { zone: 'z1' } }],
+    });
+    expect(patched.metadata?.resourceVersion).toBe(next);
+    await world.settle();
+    // an honest caller gets the real node back, not the forged one
+    const honest = await filterObjects(pod, [patched]);
+    expect(honest.Nodes.items[0]!.metadata?.labels).toEqual({ zone: 'z1' });
+    expect(honest.Nodes.items[0]!.status?.addresses).toEqual([{ type: 'InternalIP', address: '10.0.1.11' }]);
+    // and the bind decides from the API server's node: an address of a1's node subnet
+    expect(await world.bind(pod, 'a1')).toBe('');
+    expect(await world.addressesOf('p1')).toEqual(['10.0.100.10']);
+  });
+
+  test('a forged address for a real node does not move its node subnet in filter either', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    // fill B, so that only A can serve
+    for (const name of ['q1', 'q2', 'q3']) expect(await world.bind(await world.pod({ name }), 'b1')).toBe('');
+    const a1 = await world.core.readNode({ name: 'a1' });
+    const b1 = await world.core.readNode({ name: 'b1' });
+    const swap = (node: V1Node, address: string) => ({
+      ...node,
+      metadata: { ...node.metadata, resourceVersion: '999999' },
+      status: { ...node.status, addresses: [{ type: 'InternalIP', address }] },
+    });
+    const answer = await filterObjects(pod, [swap(a1, '10.0.2.50'), swap(b1, '10.0.1.50')]);
+    expect(answer.Nodes.items.map((n) => n.metadata?.name)).toEqual(['a1']);
+    expect(answer.FailedNodes).toEqual({ b1: 'FloatingIPPlugin:NoFIPLeft' });
+  });
+
+  test('a node the API server does not know is judged from the request, for that request only', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const ghost = {
+      metadata: { name: 'ghost', resourceVersion: '1' },
+      status: { addresses: [{ type: 'InternalIP', address: '10.0.1.77' }] },
+    };
+    expect((await filterObjects(pod, [ghost])).Nodes.items.map((n) => n.metadata?.name)).toEqual(['ghost']);
+    expect(world.floatip.nodeFacts.remembered().nodes).toBe(2);
+    expect(await world.bind(pod, 'ghost')).toBe('node ghost not found');
+  });
+});
+
+describe('13.3 memory does not grow with what requests name', () => {
+  test('60,000 distinct node names and 2,000 unknown full Nodes leave only the cluster’s nodes remembered', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    for (let r = 0; r < 12; r++) {
+      const names = Array.from({ length: 5000 }, (_, i) => `n-${r}-${i}`);
+      const res = await world.post('filter', { Pod: pod, Nodes: null, NodeNames: names });
+      expect(res.status).toBe(200);
+    }
+    const items = Array.from({ length: 2000 }, (_, i) => ({
+      metadata: { name: `full-${i}`, resourceVersion: String(i) },
+      status: { addresses: [{ type: 'InternalIP', address: '10.0.1.99' }] },
+    }));
+    await filterObjects(pod, items);
+    const remembered = world.floatip.nodeFacts.remembered();
+    expect(remembered.nodes).toBe(2);
+    expect(remembered.names).toBeLessThanOrEqual(remembered.lists * 2);
+  });
+
+  test('filters naming pods the API server does not have are not remembered as waiting pods', async () => {
+    for (const name of ['q1', 'q2', 'q3']) expect(await world.bind(await world.pod({ name }), 'b1')).toBe('');
+    for (let i = 0; i < 500; i++) {
+      const ghost = {
+        metadata: { name: `ghost-${i}`, namespace: 'ns1', uid: `u-${i}` },
+        spec: { containers: [{ resources: { requests: { 'tke.cloud.tencent.com/eni-ip': '1' } } }] },
+      };
+      const res = await world.post('filter', { Pod: ghost, NodeNames: ['b1'] });
+      expect((res.json as { FailedNodes: unknown }).FailedNodes).toEqual({
+        b1: 'FloatingIPPlugin:NoFIPLeft',
+      });
+    }
+    expect(world.floatip.requeue.waiting).toBe(0);
+    // a real pod refused alike is remembered, to be sent back when B frees an address
+    const real = await world.pod({ name: 'p1' });
+    await world.post('filter', { Pod: real, NodeNames: ['b1'] });
+    expect(world.floatip.requeue.waiting).toBe(1);
+  });
+});
+
+describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
+  const wants = { requests: { 'tke.cloud.tencent.com/eni-ip': '1' } };
+  test.each([
+    [
+      'filter',
+      { Pod: { metadata: { name: 'p' }, spec: { containers: 'x' } }, NodeNames: ['a1'] },
+      'Pod.spec.containers must be a list',
+    ],
+    [
+      'filter',
+      { Pod: { metadata: { name: 'p' }, spec: { containers: [null] } }, NodeNames: ['a1'] },
+      'Pod.spec.containers[0] must be a JSON object',
+    ],
+    [
+      'prioritize',
+      { Pod: { metadata: { name: 'p' }, spec: { containers: 'x' } }, NodeNames: ['a1'] },
+      'Pod.spec.containers must be a list',
+    ],
+    [
+      'preempt',
+      { Pod: { metadata: { name: 'p' }, spec: { containers: [null] } }, NodeNameToMetaVictims: {} },
+      'Pod.spec.containers[0] must be a JSON object',
+    ],
+    [
+      'filter',
+      {
+        Pod: { metadata: { name: 'p' }, spec: { containers: [{ resources: wants }] } },
+        Nodes: { items: [{ metadata: { name: 'a1' }, status: { addresses: [[[[]]]] } }] },
+      },
+      'Nodes.items[0].status.addresses[0] must be a JSON object',
+    ],
+  ])('%s %j', async (verb, body, message) => {
+    const res = await world.post(verb, body);
+    expect([res.status, res.json]).toEqual([400, { Error: message }]);
+  });
+
+  test('a full Node nested 20,000 levels deep in a field floatip does not read is echoed as it came', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const a1 = await world.core.readNode({ name: 'a1' });
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const node = JSON.stringify(a1).replace(/^\{/, `{"deep":${deep},`);
+    const body = `{"Pod":${JSON.stringify(pod)},"Nodes":{"items":[${node}]},"NodeNames":null}`;
+    const res = await world.post('filter', body);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`"items":[${node}]`);
+  });
+});
+
+describe('13.16 a refused bind decides before it writes', () => {
+  test('binding a bound pod again, to another node, is refused and writes no FloatingIP', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    expect(await world.bind(pod, 'a1')).toBe('');
+    const object = () =>
+      world.custom.getClusterCustomObject({
+        group: 'galaxy.k8s.io',
+        version: 'v1alpha1',
+        plural: 'floatingips',
+        name: '10.0.100.10',
+      }) as Promise<{ metadata: { resourceVersion: string } }>;
+    const before = (await object()).metadata.resourceVersion;
+    // at once, before the pod cache may show the binding, and again once it does
+    expect(await world.bind(pod, 'a2')).toBe('update pod ns1_p1: pod p1 is already assigned to node "a1"');
+    await world.settle();
+    expect(await world.bind(pod, 'b1')).toBe('update pod ns1_p1: pod p1 is already assigned to node "a1"');
+    expect((await object()).metadata.resourceVersion).toBe(before);
+    expect(await world.addressesOf('p1')).toEqual(['10.0.100.10']);
+  });
+});
+
+describe('13.12 an unknown release-policy value', () => {
+  test('means galaxy’s default, and a Warning Event on the pod names it', async () => {
+    const pod = await world.pod({
+      name: 'web-0',
+      owner: { kind: 'StatefulSet', name: 'web' },
+      policy: 'forever' as 'never',
+    });
+    expect(await world.bind(pod, 'a1')).toBe('');
+    expect(world.floatip.allocator.get('10.0.100.10')?.policy).toBe(0);
+    await world.floatip.events.flush();
+    const events = await world.core.listNamespacedEvent({ namespace: 'ns1' });
+    expect(
+      events.items
+        .filter((e) => e.reason === 'UnknownReleasePolicy')
+        .map((e) => [e.type, e.involvedObject.name, e.message]),
+    ).toEqual([
+      [
+        'Warning',
+        'web-0',
+        'unknown release policy "forever" in k8s.v1.cni.galaxy.io/release-policy: its addresses are released when the pod is deleted (the default); use "immutable" or "never" to keep them',
+      ],
+    ]);
+  });
+});
