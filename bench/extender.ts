@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../src/apiserver/index.js';
 import { GALAXY_DEFAULTS } from '../src/config/galaxy-config.js';
-import { DEFAULT_RESOURCE } from '../src/kube/pod.js';
+import { DEFAULT_RESOURCE } from '../src/pods/pod-facts.js';
 import { silentLogger } from '../src/log.js';
 import { startFloatip } from '../src/server.js';
 import type { BenchResult } from './types.js';

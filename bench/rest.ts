@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { restApp } from '../src/api/index.js';
 import { Allocator, ReleasePolicy, parsePoolConfig } from '../src/ipam/index.js';
 import { silentLogger } from '../src/log.js';
-import { KeyedLock } from '../src/store/keyed-lock.js';
+import { DecisionLocks } from '../src/store/decision-locks.js';
 import type { BenchResult } from './types.js';
 
 const ALLOCATIONS = 100_000;
@@ -34,7 +34,7 @@ export async function benchRest(): Promise<BenchResult[]> {
     store: {} as never,
     cluster: { pods: { get: () => undefined } },
     pools: {} as never,
-    locks: { pods: new KeyedLock(), apps: new KeyedLock() },
+    locks: new DecisionLocks(),
     events: { record: () => undefined },
     log: silentLogger(),
   });

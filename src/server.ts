@@ -12,23 +12,24 @@ import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
-import { type DecisionLocks, Extender } from './extender/extender.js';
+import { Binder } from './extender/bind.js';
 import { InFlight, extenderApp } from './extender/http.js';
 import { NodeFacts } from './extender/node-subnets.js';
-import { ClusterWorld } from './extender/world.js';
+import { SchedulingQueries } from './extender/queries.js';
 import { Allocator } from './ipam/index.js';
 import { ClusterCache } from './kube/cluster.js';
+import { ClusterWorld } from './kube/cluster-world.js';
 import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
 import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election.js';
-import { awaitsScheduler, wantsFloatingIP } from './kube/pod.js';
+import { awaitsScheduler, wantsFloatingIP } from './pods/pod-facts.js';
 import { shareConnections } from './kube/shared-agent.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
+import { DecisionLocks } from './store/decision-locks.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
-import { KeyedLock } from './store/keyed-lock.js';
 import { PoolStore } from './store/pool-store.js';
 
 export interface FloatipOptions {
@@ -103,6 +104,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
 
   const events = new KubeEventRecorder(kubeConfig, log);
   const allocator = new Allocator();
+  const metrics = new Metrics({ allocator, isLeader });
   const nodes = new NodeFacts(allocator);
   const config = new PoolConfigSource(options.galaxy, allocator, log, events);
   // the scheduler is answered by the leader only, and only once a configuration is in force
@@ -112,26 +114,39 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     return config.notReadyBecause;
   };
   config.onChange(() => nodes.clearSubnets());
-  let metrics: Metrics | undefined;
-  // made once the caches exist; the store tells it when an address is freed
-  let requeue: Requeue | undefined;
+  const cluster = new ClusterCache(kubeConfig, log);
+  cluster.nodes.on('add', (node) => nodes.observe(node));
+  cluster.nodes.on('update', (node) => nodes.observe(node));
+  cluster.nodes.on('delete', (node) => nodes.forget(node.metadata?.name ?? ''));
+  const world = new ClusterWorld(kubeConfig, cluster, guard);
+  const requeue = new Requeue((...args) => world.annotatePod(...args), log, {
+    putAside: () =>
+      cluster.pods
+        .list()
+        .filter((pod) => wantsFloatingIP(pod, options.resource) && awaitsScheduler(pod))
+        .map((pod) => ({
+          namespace: pod.metadata?.namespace ?? 'default',
+          name: pod.metadata?.name ?? '',
+          uid: pod.metadata?.uid ?? '',
+        })),
+    serving: () => notServingBecause() === undefined,
+    counted: (why, pods) => metrics.requeued.inc({ why }, pods),
+  });
+  // a configuration that arrives late (or changes) may let pods put aside meanwhile go on
+  config.onChange(() => requeue.maybeStartedServing());
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, { group: GROUP, version: VERSION, plural: FLOATING_IP_PLURAL }),
     kubeConfig,
     allocator,
     log,
     {
-      writeConflict: () => metrics?.writeConflicts.inc(),
-      freed: (ip) => void requeue?.addressFreed(allocator.nodeSubnetsServing(ip)),
+      writeConflict: () => metrics.writeConflicts.inc(),
+      freed: (ip) => void requeue.addressFreed(allocator.nodeSubnetsServing(ip)),
     },
     guard,
   );
   const pools = new PoolStore(kubeConfig, options.poolNamespace, log, guard);
-  const cluster = new ClusterCache(kubeConfig, log);
-  cluster.nodes.on('add', (node) => nodes.observe(node));
-  cluster.nodes.on('update', (node) => nodes.observe(node));
-  cluster.nodes.on('delete', (node) => nodes.forget(node.metadata?.name ?? ''));
-  const locks: DecisionLocks = { pods: new KeyedLock(), apps: new KeyedLock() };
+  const locks = new DecisionLocks();
   const stops: (() => Promise<void>)[] = [];
   try {
     await config.start(kubeConfig);
@@ -141,18 +156,11 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     // galaxy may have handed a pod a gateway or network address: kept, and an operator told
     config.reportExcludedInUse();
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
-    const world = new ClusterWorld(kubeConfig, cluster, workloads, guard);
-    const requeued = new Requeue(
-      (...args) => world.annotatePod(...args),
-      log,
-      (why, pods) => metrics?.requeued.inc({ why }, pods),
-    );
-    requeue = requeued;
     const lifecycle = new Lifecycle(
       store,
       cluster,
       workloads,
-      world,
+      world.pods,
       locks,
       log,
       {
@@ -161,15 +169,15 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
       },
       {
-        released: (_a, action, cause) => metrics?.releases.inc({ action: action.kind, cause }),
-        leakFound: () => metrics?.leaks.inc(),
-        retried: () => metrics?.writeRetries.inc({ what: 'release-job' }),
-        settled: (namespace, name) => void requeued.settled(namespace, name),
-        appChanged: (key) => void requeued.appChanged(key),
+        released: (_a, action, cause) => metrics.releases.inc({ action: action.kind, cause }),
+        leakFound: () => metrics.leaks.inc(),
+        retried: () => metrics.writeRetries.inc({ what: 'release-job' }),
+        settled: (namespace, name) => void requeue.settled(namespace, name),
+        appChanged: (key) => void requeue.appChanged(key),
       },
       { events, log },
     );
-    metrics = new Metrics({ allocator, queue: lifecycle.queue, isLeader });
+    metrics.watchQueue(lifecycle.queue);
     lifecycle.attach();
     await Promise.all([pools.start(), cluster.start(), workloads.start()]);
     stops.push(
@@ -178,41 +186,13 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       () => workloads.stop(),
     );
     stops.push(() => lifecycle.stop());
-    // once this replica answers the scheduler, pods it put aside while nobody did are sent back: when
-    // it starts serving, and again at the first call that reaches it (a Service in front of the
-    // replicas may route to a new leader only after its next readiness probe)
-    let listening = false;
-    let armed = false;
-    const kickWaiting = () => {
-      const waiting = cluster.pods
-        .list()
-        .filter((pod) => wantsFloatingIP(pod, options.resource) && awaitsScheduler(pod))
-        .map((pod) => ({
-          namespace: pod.metadata?.namespace ?? 'default',
-          name: pod.metadata?.name ?? '',
-          uid: pod.metadata?.uid ?? '',
-        }));
-      void requeued.kick(waiting);
-    };
-    const startServing = () => {
-      if (!listening || notServingBecause() !== undefined) return;
-      kickWaiting();
-      armed = true;
-    };
-    // a configuration that arrives late (or changes) may let pods put aside meanwhile go on
-    config.onChange(() => startServing());
-    const onServe = () => {
-      if (!armed) return;
-      armed = false;
-      kickWaiting();
-    };
     if (options.leaderElection) {
       const leading = new LeaderElector(
         { kubeConfig, ...options.leaderElection, log },
         {
           onStartedLeading: () => {
             lifecycle.start();
-            startServing();
+            requeue.maybeStartedServing();
           },
           onStoppedLeading: () => void lifecycle.pause(),
         },
@@ -223,20 +203,34 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     } else {
       lifecycle.start();
     }
-    const extender = new Extender(
-      locks,
-      store,
-      world,
-      nodes,
-      events,
-      log,
-      { resource: options.resource },
-      requeued,
-    );
+    const verbs = {
+      queries: new SchedulingQueries(allocator, nodes, world, workloads, log, options.resource, requeue),
+      binder: new Binder(
+        store,
+        locks,
+        world,
+        nodes,
+        workloads,
+        events,
+        log,
+        { resource: options.resource },
+        requeue,
+      ),
+    };
     const inFlight = new InFlight();
     const server = await listen(
       'the scheduler extender port (--port)',
-      extenderApp(extender, log, { notServingBecause, metrics, onServe }, inFlight),
+      extenderApp(
+        {
+          filter: (...args) => verbs.queries.filter(...args),
+          prioritize: (...args) => verbs.queries.prioritize(...args),
+          preempt: (...args) => verbs.queries.preempt(...args),
+          bind: (...args) => verbs.binder.bind(...args),
+        },
+        log,
+        { notServingBecause, metrics, onServe: () => requeue.called() },
+        inFlight,
+      ),
       options.bind,
       options.port,
       options.tls,
@@ -249,25 +243,24 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     });
     const extenderUrl = urlOf(options.bind, server, options.tls);
     log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
-    listening = true;
-    startServing();
+    requeue.startedListening();
     const api = await listen(
       'the REST API port (--api-port)',
       restApp({
         allocator,
         store,
         cluster,
-        fetchPod: (namespace, name) => world.fetchPod(namespace, name),
+        fetchPod: (namespace, name) => world.pods.fetch(namespace, name),
         pools,
         locks,
         events,
         log,
         serving,
         metrics: async (_req, res) => {
-          res.type(metrics!.registry.contentType).send(await metrics!.registry.metrics());
+          res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
         },
         validateResponses: options.validateApiResponses ?? false,
-        released: (key) => void requeued.released(key),
+        released: (key) => void requeue.released(key),
         ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
       }),
       options.bind,
@@ -291,7 +284,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       pools,
       locks,
       lifecycle,
-      requeue: requeued,
+      requeue,
       nodeFacts: nodes,
       events,
       metrics,

@@ -4,8 +4,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import swaggerUi from 'swagger-ui-express';
-import type { DecisionLocks } from '../extender/extender.js';
-import { type Allocator, IpamError } from '../ipam/index.js';
+import type { DecisionLocks } from '../store/decision-locks.js';
+import { type Allocator, type ErrorKind, kindOf } from '../ipam/index.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
@@ -98,6 +98,15 @@ export function restApp(deps: RestDeps): express.Express {
   return app;
 }
 
+/** The REST API's answer to each kind of error: its one mapping. */
+const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
+  validation: 400,
+  conflict: 409,
+  wait: 409,
+  unavailable: 503,
+  transient: 503,
+};
+
 /** The status and detail for whatever a handler or middleware threw. */
 function answerFor(err: unknown, req: Request): { status: number; detail: string; allow?: string } {
   if (err instanceof ApiError) return { status: err.status, detail: err.detail };
@@ -120,10 +129,7 @@ function answerFor(err: unknown, req: Request): { status: number; detail: string
   if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
     return { status: parser.status, detail: parser.message ?? 'rejected' };
   }
-  if (err instanceof IpamError) {
-    const status =
-      err.kind === 'invalid' ? 400 : err.kind === 'not-found' ? 404 : err.kind === 'conflict' ? 409 : 503;
-    return { status, detail: err.message };
-  }
+  const kind = kindOf(err);
+  if (kind) return { status: STATUS_OF_KIND[kind], detail: (err as Error).message };
   return { status: 500, detail: (err as Error)?.message ?? String(err) };
 }

@@ -4,7 +4,7 @@
 // galaxy starts in a random node subnet; floatip goes through them in name order, each until it
 // runs dry. One pod's worth is one address per family the node subnet serves (dual stack: two).
 import { type Allocator, NoFreeIPError, POOL_KEY_PREFIX, ReleasePolicy } from '../ipam/index.js';
-import type { DecisionLocks } from '../extender/extender.js';
+import type { DecisionLocks } from '../store/decision-locks.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 
@@ -43,7 +43,7 @@ export function preallocatePool(
 ): Promise<Preallocation> {
   const { allocator, store, log } = deps;
   const key = poolKey(name);
-  return deps.locks.apps.run(key, async () => {
+  return deps.locks.app(key, async () => {
     let have = poolHoldings(allocator, name);
     const subnets = [...allocator.nodeSubnetsFor()].sort();
     // galaxy's order: no free address anywhere is "No enough IPs" even for a pool already full

@@ -8,7 +8,7 @@
 //   release never looked at the label, §12.13).
 import type { V1Pod } from '@kubernetes/client-node';
 import { type Allocation, AllocationKey } from '../ipam/index.js';
-import { isFinished } from '../kube/pod.js';
+import { isFinished } from '../pods/pod-facts.js';
 import { objectNameOf } from '../store/floating-ip-object.js';
 
 export interface Releasability {

@@ -16,7 +16,7 @@ import {
   appTypePrefix,
   canonicalAddress,
 } from '../ipam/index.js';
-import type { DecisionLocks } from '../extender/extender.js';
+import type { DecisionLocks } from '../store/decision-locks.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import { type AuditSink, releaseAudited } from '../store/release-audit.js';
 import { type PodState, judge, podOf } from './releasability.js';
@@ -89,7 +89,7 @@ export async function releaseIPs(
   for (const item of items) {
     const key = requestedKey(item);
     const outcome = key
-      ? await underLock(deps.locks, key, () => releaseOne(deps, item.ip, key, options))
+      ? await deps.locks.forKey(key, () => releaseOne(deps, item.ip, key, options))
       : ({
           ok: false,
           refused: true,
@@ -107,12 +107,6 @@ export async function releaseIPs(
   }
   const left = [...refused, ...failed];
   return { released, unreleased: left.map((l) => l.ip), reasons: left.map((l) => l.reason) };
-}
-
-/** Runs `work` under the lock of the pod the key names, or of the app or pool for a parked key. */
-function underLock<T>(locks: DecisionLocks, key: string, work: () => Promise<T>): Promise<T> {
-  const pod = podOf(key);
-  return pod ? locks.pods.run(`${pod.namespace}/${pod.name}`, work) : locks.apps.run(key, work);
 }
 
 async function releaseOne(

@@ -8,7 +8,7 @@ import { parseDuration } from './duration.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, type EmbeddedApiServer } from '../apiserver/index.js';
 import { GALAXY_DEFAULTS, type GalaxyConfig, loadGalaxyConfigFile } from '../config/galaxy-config.js';
-import { DEFAULT_RESOURCE } from '../kube/pod.js';
+import { DEFAULT_RESOURCE } from '../pods/pod-facts.js';
 import { type LogLevel, createLogger } from '../log.js';
 import { startFloatip } from '../server.js';
 

@@ -6,7 +6,6 @@
 // object version it was made on, and is dropped (then made again) if any of them changed.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
-import type { DecisionLocks, ExtenderWorld } from '../extender/extender.js';
 import {
   type Allocation,
   AllocationKey,
@@ -17,8 +16,10 @@ import {
   decideRelease,
 } from '../ipam/index.js';
 import type { ClusterCache } from '../kube/cluster.js';
-import { isFinished, keyOfPod, podName, policyOfPod, wantsFloatingIP } from '../kube/pod.js';
+import { isFinished, keyOfPod, namespacedName, policyOfPod, wantsFloatingIP } from '../pods/pod-facts.js';
 import type { Logger } from '../log.js';
+import type { PodLookup } from '../kube/pod-lookup.js';
+import type { DecisionLocks } from '../store/decision-locks.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import { type AuditSink, auditRelease } from '../store/release-audit.js';
 import { QUEUE_DEFAULTS, type QueueOptions, ReleaseQueue } from './release-queue.js';
@@ -73,7 +74,7 @@ export class Lifecycle {
     private readonly store: FloatingIPStore,
     private readonly cluster: ClusterCache,
     private readonly workloads: Workloads,
-    private readonly world: Pick<ExtenderWorld, 'fetchPod'>,
+    private readonly pods: PodLookup,
     private readonly locks: DecisionLocks,
     private readonly log: Logger,
     private readonly options: LifecycleOptions,
@@ -88,7 +89,7 @@ export class Lifecycle {
       },
       (pod, err) =>
         this.log.error(
-          { pod: podName(pod), err: (err as Error).message },
+          { pod: namespacedName(pod), err: (err as Error).message },
           'abort unbind; the resync will find it',
         ),
       options.queue ?? QUEUE_DEFAULTS,
@@ -150,15 +151,15 @@ export class Lifecycle {
   }
 
   private enqueue(pod: V1Pod): void {
-    this.queue.add(podName(pod), pod);
+    this.queue.add(namespacedName(pod), pod);
   }
 
   // ---- a pod is gone
 
   /** A gone (or finished) pod's addresses, each decided by its policy and workload. */
   private async podGone(pod: V1Pod): Promise<void> {
-    const who = podName(pod);
-    await this.locks.pods.run(who, async () => {
+    const who = namespacedName(pod);
+    await this.locks.pod(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', async () => {
       let key: AllocationKey;
       try {
         key = keyOfPod(pod);
@@ -206,7 +207,7 @@ export class Lifecycle {
     };
     // parking decisions about a Deployment's addresses count the app's addresses: one at a time per app
     if (key.isDeployment()) {
-      await this.locks.apps.run(key.poolPrefix, run);
+      await this.locks.app(key.poolPrefix, run);
       this.observer.appChanged?.(key.text);
     } else await run();
   }
@@ -258,7 +259,7 @@ export class Lifecycle {
     if (pod.status?.phase !== 'Running') return;
     void this.adopt(pod).catch((err: unknown) =>
       this.log.warn(
-        { pod: podName(pod), err: (err as Error).message },
+        { pod: namespacedName(pod), err: (err as Error).message },
         'could not adopt the addresses of a running pod',
       ),
     );
@@ -274,8 +275,8 @@ export class Lifecycle {
     if (!text) return;
     const ips = parseCniArgs(text).ipinfos.map(addressOf);
     if (ips.length === 0) return;
-    const who = podName(pod);
-    await this.locks.pods.run(who, async () => {
+    const who = namespacedName(pod);
+    await this.locks.pod(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', async () => {
       const key = keyOfPod(pod);
       for (const ip of ips) {
         const holder = this.allocator.get(ip);
@@ -327,7 +328,7 @@ export class Lifecycle {
     for (const pod of this.cluster.pods.list()) {
       if (wantsFloatingIP(pod, this.options.resource) && pod.status?.phase === 'Running') {
         await this.adopt(pod).catch((err: unknown) =>
-          this.log.warn({ pod: podName(pod), err: (err as Error).message }, 'resync: could not adopt'),
+          this.log.warn({ pod: namespacedName(pod), err: (err as Error).message }, 'resync: could not adopt'),
         );
       }
     }
@@ -356,7 +357,7 @@ export class Lifecycle {
     // the address's incarnation is gone); the cache alone could still be showing an older one.
     const proven = reason.reincarnated && (await this.reincarnatedAtServer(key, allocation));
     if (!proven && !this.suspects.has(identity)) return identity;
-    await this.locks.pods.run(`${key.namespace}/${key.podName}`, async () => {
+    await this.locks.pod(key.namespace, key.podName, async () => {
       const now = this.allocator.get(allocation.ip);
       if (!now || now.key !== allocation.key || now.podUid !== allocation.podUid) return; // changed meanwhile
       this.log.warn(
@@ -373,7 +374,7 @@ export class Lifecycle {
   /** Whether the API server now has a pod of the key's name with another UID than the address's. */
   private async reincarnatedAtServer(key: AllocationKey, allocation: Allocation): Promise<boolean> {
     try {
-      const pod = await this.world.fetchPod(key.namespace, key.podName);
+      const pod = await this.pods.fetch(key.namespace, key.podName);
       return pod !== undefined && (pod.metadata?.uid ?? '') !== allocation.podUid;
     } catch {
       return false; // unknown: the second sighting decides
@@ -388,13 +389,11 @@ export class Lifecycle {
     key: AllocationKey,
     allocation: Allocation,
   ): Promise<{ text: string; reincarnated?: boolean } | undefined> {
-    let pod = this.cluster.pods.get(key.namespace, key.podName);
-    if (!pod) {
-      try {
-        pod = await this.world.fetchPod(key.namespace, key.podName);
-      } catch {
-        return undefined; // unknown: keep the address
-      }
+    let pod: V1Pod | undefined;
+    try {
+      pod = await this.pods.find(key.namespace, key.podName);
+    } catch {
+      return undefined; // unknown: keep the address
     }
     if (!pod) return { text: 'pod not found' };
     const uid = pod.metadata?.uid ?? '';
@@ -461,8 +460,8 @@ export class Lifecycle {
     if (was && !now.rolling) {
       const before = this.beforeRollout.get(prefix);
       this.beforeRollout.delete(prefix);
-      void this.locks.apps
-        .run(prefix, () => this.trim(prefix, now.replicas, before))
+      void this.locks
+        .app(prefix, () => this.trim(prefix, now.replicas, before))
         .then(() => this.observer.appChanged?.(prefix))
         .catch((err: unknown) =>
           this.log.warn({ app: prefix, err: (err as Error).message }, 'rollout trim failed'),

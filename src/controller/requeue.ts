@@ -27,10 +27,19 @@ export type AnnotatePod = (
 /** What held a pod back: the UID rule, its app's limit, no free address, floatip away. */
 export type RequeueReason = 'uid-rule' | 'app-limit' | 'no-free-ip' | 'floatip-away';
 
-interface PodRef {
+export interface PodRef {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
+}
+
+export interface RequeueOptions {
+  /** Pods kube-scheduler put aside (not bound, PodScheduled False) that want an address. */
+  readonly putAside: () => readonly PodRef[];
+  /** Whether this replica answers the scheduler now. */
+  readonly serving: () => boolean;
+  /** Counts the pods touched (metrics). */
+  readonly counted?: (why: RequeueReason, pods: number) => void;
 }
 
 export class Requeue {
@@ -41,12 +50,41 @@ export class Requeue {
   /** By "namespace/name", oldest first: pods no node could take for want of a free address. */
   private readonly subnetWaiting = new Map<string, { pod: PodRef; subnets: ReadonlySet<string> }>();
 
+  /** Whether the extender listens, and whether pods put aside are to be sent back at the next call. */
+  private listening = false;
+  private armed = false;
+
   constructor(
     private readonly annotate: AnnotatePod,
     private readonly log: Logger,
-    /** Counts the pods touched (metrics). */
-    private readonly counted: (why: RequeueReason, pods: number) => void = () => undefined,
+    private readonly options: RequeueOptions,
   ) {}
+
+  // ---- floatip away: pods put aside while nobody answered the scheduler
+
+  /** The extender listens now. */
+  startedListening(): void {
+    this.listening = true;
+    this.maybeStartedServing();
+  }
+
+  /**
+   * Leadership or the configuration changed: if this replica now answers the scheduler, pods put
+   * aside meanwhile are sent back, now and again at the first call that reaches it (a Service in
+   * front of the replicas may route to a new leader only after its next readiness probe).
+   */
+  maybeStartedServing(): void {
+    if (!this.listening || !this.options.serving()) return;
+    void this.kick(this.options.putAside());
+    this.armed = true;
+  }
+
+  /** A call from the scheduler reached this replica. */
+  called(): void {
+    if (!this.armed) return;
+    this.armed = false;
+    void this.kick(this.options.putAside());
+  }
 
   /** How many pods are remembered as waiting (for tests). */
   get waiting(): number {
@@ -185,7 +223,7 @@ export class Requeue {
       }
     };
     await Promise.all(Array.from({ length: TOUCH_CONCURRENCY }, worker));
-    if (touched > 0) this.counted(why, touched);
+    if (touched > 0) this.options.counted?.(why, touched);
     if (pods.length > 0) this.log.info({ touched, of: pods.length, why }, what);
     return touched;
   }

@@ -7,12 +7,18 @@ import {
   type V1CustomResourceDefinition,
   type V1Deployment,
 } from '@kubernetes/client-node';
-import { type AllocationKey, ReleasePolicy, type WorkloadFacts } from '../ipam/index.js';
+import {
+  type AllocationKey,
+  type AppFacts,
+  ReleasePolicy,
+  type Rollout,
+  type WorkloadFacts,
+  reservationRefusal,
+} from '../ipam/index.js';
 import type { ClusterCache } from '../kube/cluster.js';
 import { CustomResourceClient } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
-import type { AppLimit } from '../extender/extender.js';
 import type { PoolStore } from '../store/pool-store.js';
 
 interface ScalableKind {
@@ -20,13 +26,6 @@ interface ScalableKind {
   readonly version: string;
   readonly plural: string;
   readonly namespaced: boolean;
-}
-
-/** A Deployment's rollout: whether it is in progress, and how many pods it may run above replicas. */
-export interface Rollout {
-  readonly replicas: number;
-  readonly rolling: boolean;
-  readonly maxSurge: number;
 }
 
 export function rolloutOf(deployment: V1Deployment): Rollout {
@@ -109,41 +108,12 @@ export class Workloads {
     return deployment ? rolloutOf(deployment) : undefined;
   }
 
-  /**
-   * How many pods of an app with a non-default policy may hold addresses: a Pool object's size
-   * caps all its pods; otherwise the Deployment's replicas, plus its maxSurge while it rolls out so
-   * that a rolling update can always make progress (galaxy deadlocks at 1-3 replicas, §5.5).
-   */
-  appLimit(key: AllocationKey): AppLimit {
+  /** What the limit of a pod's app is computed from (ipam's appLimit): its Pool object, its Deployment. */
+  appFacts(key: AllocationKey): AppFacts {
     const pool = key.pool ? this.pools.get(key.pool) : undefined;
-    if (pool) {
-      return {
-        limit: pool.size,
-        countPrefix: key.poolPrefix,
-        reached: () => `reached pool ${pool.name} size limit of ${pool.size}`,
-      };
-    }
-    const rollout = this.rollout(key.namespace, key.appName);
-    const replicas = rollout?.replicas ?? 0;
-    const limit = rollout ? replicas + (rollout.rolling ? rollout.maxSurge : 0) : 0;
-    return {
-      limit,
-      countPrefix: key.poolAppPrefix,
-      reached: (used) =>
-        `deployment ${key.appName} has allocated ${used} ips with replicas of ${replicas}` +
-        `${limit > replicas ? ` (+${limit - replicas} surge during its rollout)` : ''}, wait for releasing`,
-    };
-  }
-
-  /** galaxy's supportReserveIPPolicy (spec §5.2): why a policy cannot apply to this pod, or undefined. */
-  supportsReservation(key: AllocationKey, policy: ReleasePolicy): string | undefined {
-    if (key.isDeployment() || key.isStatefulSet()) return undefined;
-    const suffix = key.podName.slice(key.podName.lastIndexOf('-') + 1);
-    if (!/^-?\d+$/.test(suffix)) {
-      return "pod name doesn't match '.*-[0-9]*$', assume its parent is not a stateful workload";
-    }
-    if (policy === ReleasePolicy.Never) return undefined;
-    return this.isScalable(key.typePrefix) ? undefined : 'parent workload has no replicas';
+    if (pool) return { pool: { name: pool.name, size: pool.size } };
+    const deployment = this.rollout(key.namespace, key.appName);
+    return deployment ? { deployment } : {};
   }
 
   /** The facts a release decision needs about the workload of a gone pod's key. */
@@ -155,7 +125,9 @@ export class Workloads {
         : { exists: false, replicas: 0 };
     }
     const unsupported =
-      policy === ReleasePolicy.PodDelete ? undefined : this.supportsReservation(key, policy);
+      policy === ReleasePolicy.PodDelete
+        ? undefined
+        : reservationRefusal(key, policy, (prefix) => this.isScalable(prefix));
     if (unsupported) return { exists: false, replicas: 0, unsupported };
     if (key.isStatefulSet()) {
       const sts = this.cluster.statefulSets.get(key.namespace, key.appName);

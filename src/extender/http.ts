@@ -5,7 +5,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { Extender } from './extender.js';
+import type { Binder } from './bind.js';
+import type { SchedulingQueries } from './queries.js';
 import {
   WireError,
   decodeBindingArgs,
@@ -105,8 +106,12 @@ function jsonBody(limit: number) {
   };
 }
 
+/** The four verbs: the read-only ones and bind. */
+export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'preempt'> &
+  Pick<Binder, 'bind'>;
+
 export function extenderApp(
-  extender: Extender,
+  extender: ExtenderVerbs,
   log: Logger,
   options: ExtenderHttpOptions = {},
   inFlight = new InFlight(),

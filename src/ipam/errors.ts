@@ -1,21 +1,44 @@
-// The core's errors, by what a caller should do about them (after Calico's taxonomy):
-//   invalid   - the input is wrong: show it to whoever sent it (HTTP 400, an Event), do not retry;
-//   exhausted - no address can satisfy the request now: report it, the scheduler tries again later;
-//   conflict  - the state is not what the caller decided on: re-read and decide again;
-//   not-found - the thing named does not exist.
+// Errors, by what a caller should do about them (after Calico's taxonomy). Every error floatip
+// raises has one of these kinds, here or, structurally, in the rooms that cannot import the core
+// (src/kube/); each edge maps the kind once: the REST API to an HTTP status, bind to an Event
+// reason, the release queue to retry or not.
+//   validation  - the input is wrong: show it to whoever sent it (HTTP 400, a Warning Event); retrying
+//                 the same input cannot help;
+//   conflict    - the state is not what the caller decided on: re-read and decide again;
+//   wait        - nothing is wrong, but not now: no free address, the app at its limit, a previous
+//                 incarnation not dealt with yet; the caller tries again when that changes;
+//   unavailable - this replica cannot act now (not the leader, no configuration): try another, later;
+//   transient   - the API server or the network failed: retry, quietly.
 // Every message names the IP, key and subnet involved, so a log line alone says what happened.
 
-export type IpamErrorKind = 'invalid' | 'exhausted' | 'conflict' | 'not-found';
+export type ErrorKind = 'validation' | 'conflict' | 'wait' | 'unavailable' | 'transient';
+
+const KINDS: ReadonlySet<string> = new Set<ErrorKind>([
+  'validation',
+  'conflict',
+  'wait',
+  'unavailable',
+  'transient',
+]);
+
+/**
+ * The kind of any error: its own `kind` where it has one of the five; otherwise undefined (a bug,
+ * or a failure nobody classified: an edge answers it as a server error).
+ */
+export function kindOf(err: unknown): ErrorKind | undefined {
+  const kind = (err as { kind?: unknown } | null)?.kind;
+  return typeof kind === 'string' && KINDS.has(kind) ? (kind as ErrorKind) : undefined;
+}
 
 export abstract class IpamError extends Error {
-  abstract readonly kind: IpamErrorKind;
+  abstract readonly kind: ErrorKind;
   override get name(): string {
     return this.constructor.name;
   }
 }
 
 export class InvalidAddressError extends IpamError {
-  readonly kind = 'invalid';
+  readonly kind = 'validation';
   constructor(
     readonly text: string,
     what = 'invalid IP address',
@@ -25,7 +48,7 @@ export class InvalidAddressError extends IpamError {
 }
 
 export class InvalidRangeError extends IpamError {
-  readonly kind = 'invalid';
+  readonly kind = 'validation';
   constructor(readonly text: string) {
     // galaxy's wording, which operators may grep for
     super(`invalid ip range ${text}`);
@@ -47,14 +70,14 @@ export const formatConfigProblem = (p: ConfigProblem): string =>
   `floatingips[${p.entry}].${p.field}${p.value === '' ? '' : ` ${p.value}`}: ${p.message}`;
 
 export class InvalidConfigError extends IpamError {
-  readonly kind = 'invalid';
+  readonly kind = 'validation';
   constructor(readonly problems: readonly ConfigProblem[]) {
     super(`invalid floating IP configuration: ${problems.map(formatConfigProblem).join('; ')}`);
   }
 }
 
 export class NoFreeIPError extends IpamError {
-  readonly kind = 'exhausted';
+  readonly kind = 'wait';
   constructor(
     readonly key: string,
     readonly nodeSubnet: string,
@@ -66,14 +89,15 @@ export class NoFreeIPError extends IpamError {
 }
 
 export class NotInConfigError extends IpamError {
-  readonly kind = 'not-found';
+  readonly kind = 'validation';
   constructor(readonly ip: string) {
     super(`${ip} is not in any configured range`);
   }
 }
 
+/** The address is free: whoever decided to change it saw an older state. */
 export class NotAllocatedError extends IpamError {
-  readonly kind = 'not-found';
+  readonly kind = 'conflict';
   constructor(readonly ip: string) {
     super(`${ip} is not allocated`);
   }
@@ -110,8 +134,9 @@ export class ReservedIPError extends IpamError {
   }
 }
 
+/** What unpark was to take is gone (another pod took it meanwhile): decide again. */
 export class NoParkedIPError extends IpamError {
-  readonly kind = 'exhausted';
+  readonly kind = 'conflict';
   constructor(
     readonly parkedKey: string,
     readonly nodeSubnet: string,
@@ -121,7 +146,7 @@ export class NoParkedIPError extends IpamError {
 }
 
 export class UnsupportedAppTypeError extends IpamError {
-  readonly kind = 'invalid';
+  readonly kind = 'validation';
   constructor(readonly pod: string) {
     super(`unsupported app type (pod ${pod})`);
   }
@@ -131,11 +156,39 @@ export class UnsupportedAppTypeError extends IpamError {
 export type NodeSubnetReason = 'FloatingIPPlugin:UnknowNode' | 'FloatingIPPlugin:NoFIPConfigNode';
 
 export class NodeSubnetError extends IpamError {
-  readonly kind = 'not-found';
+  readonly kind = 'validation';
   constructor(
     readonly reason: NodeSubnetReason,
     readonly addresses: readonly string[],
   ) {
     super(`${reason} (node addresses: ${addresses.length ? addresses.join(', ') : 'none'})`);
+  }
+}
+
+/** A pod's release policy cannot apply to it (galaxy's supportReserveIPPolicy), or not with its ranges. */
+export class PolicyNotSupportedError extends IpamError {
+  readonly kind = 'validation';
+}
+
+/** An app (Deployment or Pool) already holds as many addresses as it may: wait for one to come back. */
+export class AppLimitError extends IpamError {
+  readonly kind = 'wait';
+  constructor(
+    message: string,
+    /** Keys counted against the limit start with this. */
+    readonly countPrefix: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The UID rule: a re-created pod waits until its previous incarnation's addresses are dealt with
+ * (galaxy's words: `waiting for delete event of <key> before reuse this ip`).
+ */
+export class WaitingForDeleteError extends IpamError {
+  readonly kind = 'wait';
+  constructor(readonly key: string) {
+    super(`waiting for delete event of ${key} before reuse this ip`);
   }
 }

@@ -46,8 +46,25 @@ export {
   STATEFULSET_PREFIX,
   appTypeName,
   appTypePrefix,
+  ordinalOf,
 } from './keys.js';
 export { NodeSubnetIndex } from './node-subnet.js';
 export { ReleasePolicy, isReleasePolicy, releasePolicyName, releasePolicyOf } from './policy.js';
 export { type IPRange, type RangeGroup, formatRange, parseRange, rangeSize } from './range.js';
-export { type ReleaseAction, type WorkloadFacts, decideRelease, ordinalOf } from './release-decision.js';
+export {
+  type AppFacts,
+  type AppLimit,
+  type PlacementRequest,
+  type Rollout,
+  allowedSubnets,
+  appLimit,
+  appUsage,
+  checkAppLimit,
+  homeSubnets,
+  parkedFor,
+  reservationRefusal,
+  sharesAppAddresses,
+  subnetsServingAll,
+  subnetsServingAny,
+} from './placement.js';
+export { type ReleaseAction, type WorkloadFacts, decideRelease } from './release-decision.js';

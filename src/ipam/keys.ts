@@ -145,3 +145,15 @@ export function appTypeName(typePrefix: string): string {
   if (typePrefix === STATEFULSET_PREFIX) return 'statefulset';
   return typePrefix.endsWith('_') ? typePrefix.slice(0, -1) : typePrefix;
 }
+
+/**
+ * The integer after a pod name's last `-` (the whole name when it has none): a StatefulSet-like pod's
+ * ordinal, as galaxy reads it with Go's strconv.Atoi (an optional sign, decimal digits, within int64).
+ */
+export function ordinalOf(podName: string): number | undefined {
+  const suffix = podName.slice(podName.lastIndexOf('-') + 1);
+  if (!/^[+-]?\d+$/.test(suffix)) return undefined;
+  const value = BigInt(suffix);
+  if (value > 2n ** 63n - 1n || value < -(2n ** 63n)) return undefined;
+  return Number(value);
+}

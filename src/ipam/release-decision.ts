@@ -1,7 +1,7 @@
 // What happens to a pod's address when the pod is gone (deleted, evicted, finished): one pure
 // function of the policy, the workload kind and the workload's state (spec §5.3-§5.5). Policy
 // apart from mechanism: the lifecycle controller gathers the facts and carries the answer out.
-import type { AllocationKey } from './keys.js';
+import { type AllocationKey, ordinalOf } from './keys.js';
 import { ReleasePolicy } from './policy.js';
 
 export type ReleaseAction =
@@ -69,10 +69,4 @@ export function decideRelease(
     };
   }
   return { kind: 'keep', why: 'pod index is less than replicas: kept on the pod key' };
-}
-
-/** The integer after a pod name's last `-` (a StatefulSet pod's ordinal). */
-export function ordinalOf(podName: string): number | undefined {
-  const suffix = podName.slice(podName.lastIndexOf('-') + 1);
-  return /^\d+$/.test(suffix) ? Number(suffix) : undefined;
 }

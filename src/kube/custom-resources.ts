@@ -28,6 +28,18 @@ export class KubeApiError extends Error {
   ) {
     super(message);
   }
+
+  /**
+   * What to do about it (the kinds of src/ipam/errors.ts, which this room may not import): a changed
+   * or vanished object means deciding again; a refused request is the caller's mistake; no access
+   * means this replica cannot act; anything else (unreachable, 429, 5xx) is retried.
+   */
+  get kind(): 'validation' | 'conflict' | 'unavailable' | 'transient' {
+    if (this.status === 404 || this.status === 409 || this.status === 410) return 'conflict';
+    if (this.status === 400 || this.status === 422) return 'validation';
+    if (this.status === 401 || this.status === 403) return 'unavailable';
+    return 'transient';
+  }
   override get name(): string {
     return 'KubeApiError';
   }

@@ -78,6 +78,9 @@ export interface LeaderCallbacks {
 
 /** A write was refused because this replica does not lead (any more, or not in the term the caller started in). */
 export class NotLeaderError extends Error {
+  /** This replica cannot act; the leader can (a kind of src/ipam/errors.ts). */
+  readonly kind = 'unavailable';
+
   constructor(
     /** `namespace/name` of the Lease. */
     readonly lease: string,

@@ -4,15 +4,22 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Allocator } from '../ipam/index.js';
 
+/** The release queue's state, as its gauges read it. */
+export interface QueueState {
+  readonly depth: number;
+  readonly oldestAgeMs: number;
+}
+
 /** What the gauges read at scrape time. */
 export interface MetricSources {
   readonly allocator: Allocator;
-  readonly queue?: { readonly depth: number; readonly oldestAgeMs: number };
   readonly isLeader?: () => boolean;
 }
 
 export class Metrics {
   readonly registry = new Registry();
+  /** The release queue the queue gauges report (made after the metrics: it is the lifecycle's). */
+  private queue: QueueState | undefined;
 
   // galaxy's (spec §10)
   readonly scheduleLatency = new Histogram({
@@ -103,21 +110,17 @@ export class Metrics {
         );
       },
     });
-    new Gauge({
+    const depth: Gauge = new Gauge({
       name: 'floatip_release_queue_depth',
       help: 'Pods whose addresses wait to be released, parked or kept',
       registers: [this.registry],
-      collect() {
-        this.set(sources.queue?.depth ?? 0);
-      },
+      collect: () => depth.set(this.queue?.depth ?? 0),
     });
-    new Gauge({
+    const oldest: Gauge = new Gauge({
       name: 'floatip_release_queue_oldest_seconds',
       help: 'Age of the oldest waiting release job',
       registers: [this.registry],
-      collect() {
-        this.set((sources.queue?.oldestAgeMs ?? 0) / 1000);
-      },
+      collect: () => oldest.set((this.queue?.oldestAgeMs ?? 0) / 1000),
     });
     new Gauge({
       name: 'floatip_leader',
@@ -130,6 +133,11 @@ export class Metrics {
   }
 
   /** Times an extender call: its histogram, galaxy's (on success only, as galaxy) and failures. */
+  /** Reports this release queue's depth and age. */
+  watchQueue(queue: QueueState): void {
+    this.queue = queue;
+  }
+
   observeExtender(
     verb: 'filter' | 'prioritize' | 'bind' | 'preempt',
     seconds: number,

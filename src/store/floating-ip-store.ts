@@ -43,6 +43,8 @@ import { KeyedLock } from './keyed-lock.js';
 
 /** The object changed after the caller decided on it: decide again. */
 export class StaleDecisionError extends Error {
+  readonly kind = 'conflict';
+
   constructor(
     readonly ip: string,
     readonly decidedAt: bigint,

@@ -2,7 +2,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
 import { GALAXY_DEFAULTS } from '../../src/config/galaxy-config.js';
-import { DEFAULT_RESOURCE } from '../../src/kube/pod.js';
+import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
 import { silentLogger } from '../../src/log.js';
 import { type Floatip, startFloatip } from '../../src/server.js';
 

@@ -2,8 +2,7 @@
 // is declared or streamed, and the server keeps answering afterwards.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import type { Extender } from '../../src/extender/extender.js';
-import { extenderApp } from '../../src/extender/http.js';
+import { type ExtenderVerbs, extenderApp } from '../../src/extender/http.js';
 import { silentLogger } from '../../src/log.js';
 
 describe('extender HTTP', () => {
@@ -18,7 +17,7 @@ describe('extender HTTP', () => {
         failedNodes: {},
         error: '',
       }),
-    } as unknown as Extender;
+    } as unknown as ExtenderVerbs;
     const app = extenderApp(extender, silentLogger(), { bodyLimitBytes: 1000 });
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));

@@ -6,7 +6,7 @@ import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/inde
 import { GALAXY_DEFAULTS } from '../../src/config/galaxy-config.js';
 import { ReleasePolicy } from '../../src/ipam/index.js';
 import { NotLeaderError } from '../../src/kube/leader-election.js';
-import { DEFAULT_RESOURCE } from '../../src/kube/pod.js';
+import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
 import { silentLogger } from '../../src/log.js';
 import { type Floatip, startFloatip } from '../../src/server.js';
 import { eventually } from './helpers.js';

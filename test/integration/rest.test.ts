@@ -8,7 +8,7 @@ import { PatchStrategy, type V1Pod, setHeaderOptions } from '@kubernetes/client-
 import { pino } from 'pino';
 import { ApiError, restApp } from '../../src/api/index.js';
 import { ReleasePolicy } from '../../src/ipam/index.js';
-import { DEFAULT_RESOURCE } from '../../src/kube/pod.js';
+import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
 import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
 import { eventually } from './helpers.js';
 import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';

@@ -5,7 +5,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Node, type V1Pod } from 
 import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../../src/cni/args.js';
 import { GALAXY_DEFAULTS, type GalaxyConfig } from '../../src/config/galaxy-config.js';
-import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/kube/pod.js';
+import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
 import { silentLogger } from '../../src/log.js';
 import { type Floatip, startFloatip } from '../../src/server.js';
 import { fromFloatingIPObject } from '../../src/store/floating-ip-object.js';

@@ -1,5 +1,6 @@
-// The extender's view of the cluster, backed by the caches and the API server: pods, nodes, how
-// many pods an app may hold addresses for, which workloads can keep addresses by name, and binding.
+// The cluster as the rooms that decide see it: pods (cache, else API server), nodes, and the two
+// writes to pods floatip makes (the binding, and an annotation). A client adapter: it decides
+// nothing. Every write first asks `guard`, which throws on a replica that must not write.
 import {
   CoreV1Api,
   type KubeConfig,
@@ -8,43 +9,32 @@ import {
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
-import type { Workloads } from '../controller/workloads.js';
-import type { AllocationKey, ReleasePolicy } from '../ipam/index.js';
-import type { ClusterCache } from '../kube/cluster.js';
-import { kubeError } from '../kube/custom-resources.js';
-import type { AppLimit, ExtenderWorld } from './extender.js';
+import { kubeError } from './custom-resources.js';
+import { ClusterPods, type PodLookup } from './pod-lookup.js';
+import type { Reflector } from './reflector.js';
 
-export class ClusterWorld implements ExtenderWorld {
+export class ClusterWorld {
+  readonly pods: PodLookup;
   private readonly core: CoreV1Api;
+  private readonly nodeCache: Pick<Reflector<V1Node>, 'get'>;
 
   constructor(
     kubeConfig: KubeConfig,
-    private readonly cluster: ClusterCache,
-    private readonly workloads: Workloads,
-    /** Called before binding; throws to refuse it (a replica that is not the leader). */
+    caches: { readonly pods: Pick<Reflector<V1Pod>, 'get'>; readonly nodes: Pick<Reflector<V1Node>, 'get'> },
+    /** Called before every write; throws to refuse it (a replica that is not the leader). */
     private readonly guard: () => void = () => undefined,
   ) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.pods = new ClusterPods(kubeConfig, caches.pods);
+    this.nodeCache = caches.nodes;
   }
 
-  pod(namespace: string, name: string): V1Pod | undefined {
-    return this.cluster.pods.get(namespace, name);
-  }
-
-  async fetchPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-    try {
-      return await this.core.readNamespacedPod({ namespace, name });
-    } catch (err) {
-      const e = kubeError(err, `get pod ${namespace}/${name}`);
-      if (e.status === 404) return undefined;
-      throw e;
-    }
-  }
-
+  /** The node as the cache has it, or undefined. */
   node(name: string): V1Node | undefined {
-    return this.cluster.nodes.get(name);
+    return this.nodeCache.get(name);
   }
 
+  /** The node from the API server, or undefined when there is none. */
   async fetchNode(name: string): Promise<V1Node | undefined> {
     try {
       return await this.core.readNode({ name });
@@ -55,14 +45,7 @@ export class ClusterWorld implements ExtenderWorld {
     }
   }
 
-  appLimit(key: AllocationKey): AppLimit {
-    return this.workloads.appLimit(key);
-  }
-
-  supportsReservation(key: AllocationKey, policy: ReleasePolicy): string | undefined {
-    return this.workloads.supportsReservation(key, policy);
-  }
-
+  /** POSTs the pod's binding to `node`, with these annotations (only for incarnation `uid`, if given). */
   async bind(
     namespace: string,
     name: string,

@@ -1,5 +1,7 @@
 // What floatip reads from a Pod, in the core's terms: whether it wants a floating IP, its
 // allocation key, its release policy and its request_ip_range. The annotation names are galaxy's.
+// The one place Kubernetes pods are translated for the core; every room that decides reads pods
+// through here.
 import type { V1Pod } from '@kubernetes/client-node';
 import { type CniArgs, CNI_ARGS_ANNOTATION, parseCniArgs } from '../cni/args.js';
 import { AllocationKey, ReleasePolicy, releasePolicyOf } from '../ipam/index.js';
@@ -8,8 +10,8 @@ export const DEFAULT_RESOURCE = 'tke.cloud.tencent.com/eni-ip';
 export const RELEASE_POLICY_ANNOTATION = 'k8s.v1.cni.galaxy.io/release-policy';
 export const POOL_ANNOTATION = 'tke.cloud.tencent.com/eni-ip-pool';
 
-/** "ns/name", the pod's identity in logs and locks. */
-export const podName = (pod: V1Pod): string =>
+/** "namespace/name", the pod's identity in logs. */
+export const namespacedName = (pod: V1Pod): string =>
   `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`;
 
 /**

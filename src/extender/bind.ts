@@ -1,0 +1,338 @@
+// kube-scheduler's bind verb: allocate (or reuse) the pod's addresses, record them as FloatingIP
+// objects, and bind the pod with the `k8s.v1.cni.galaxy.io/args` annotation. Everything that can
+// refuse the bind is decided before the first write; under the pod's lock (and, for a pod sharing its
+// app's addresses, the app's lock, which keeps the app within its limit). If anything after the
+// first write fails, every change it made is undone.
+import type { V1Pod } from '@kubernetes/client-node';
+import { type CniArgs, CNI_ARGS_ANNOTATION, type IPInfo, formatCniArgs } from '../cni/args.js';
+import {
+  type Allocation,
+  type AllocationKey,
+  AppLimitError,
+  type Attrs,
+  type ErrorKind,
+  type Family,
+  WaitingForDeleteError,
+  appLimit,
+  checkAppLimit,
+  kindOf,
+  sharesAppAddresses,
+} from '../ipam/index.js';
+import type { ClusterWorld } from '../kube/cluster-world.js';
+import { KubeApiError } from '../kube/custom-resources.js';
+import type { EventRecorder } from '../kube/events.js';
+import type { Logger } from '../log.js';
+import {
+  RELEASE_POLICY_ANNOTATION,
+  cniArgsOfPod,
+  keyOfPod,
+  namespacedName,
+  policyOfPod,
+  unknownReleasePolicyOf,
+  wantsFloatingIP,
+} from '../pods/pod-facts.js';
+import type { DecisionLocks } from '../store/decision-locks.js';
+import type { FloatingIPStore } from '../store/floating-ip-store.js';
+import type { NodeFacts } from './node-subnets.js';
+import { type AppSource, type RefusalListener, errorText } from './pod-placement.js';
+
+/** A bind refused or failed for a reason of the extender's own, with what the caller should do. */
+export class BindError extends Error {
+  constructor(
+    message: string,
+    readonly kind: ErrorKind,
+  ) {
+    super(message);
+  }
+}
+
+/** The Event on the pod for a bind that did not happen, by the error's kind: its one mapping. */
+const EVENT_REASON_OF_KIND: Readonly<Record<ErrorKind, string>> = {
+  validation: 'FloatingIPBindFailed',
+  conflict: 'FloatingIPBindFailed',
+  wait: 'FloatingIPWaiting',
+  unavailable: 'FloatingIPBindFailed',
+  transient: 'FloatingIPBindFailed',
+};
+
+/** How many binds are remembered, to refuse binding a pod again before the pod cache shows it bound. */
+const RECENT_BINDS = 10_000;
+
+/** galaxy retries the binding for up to 3 s every 500 ms. */
+const BINDING_RETRY_MS = 500;
+const BINDING_DEADLINE_MS = 3000;
+
+/** A change bind made, and how to undo it. */
+type Undo = () => Promise<unknown>;
+
+export interface BinderOptions {
+  /** The extended resource that marks pods wanting a floating IP. */
+  readonly resource: string;
+  /** Milliseconds since the epoch; injected so that tests control time. */
+  readonly clock?: () => number;
+}
+
+export class Binder {
+  private readonly recentBinds = new Map<string, { uid: string; node: string }>();
+  private readonly clock: () => number;
+
+  constructor(
+    private readonly store: FloatingIPStore,
+    private readonly locks: DecisionLocks,
+    private readonly world: Pick<ClusterWorld, 'pods' | 'node' | 'fetchNode' | 'bind'>,
+    private readonly nodes: NodeFacts,
+    private readonly apps: AppSource,
+    private readonly events: EventRecorder,
+    private readonly log: Logger,
+    private readonly options: BinderOptions,
+    private readonly refusals?: RefusalListener,
+  ) {
+    this.clock = options.clock ?? Date.now;
+  }
+
+  private get allocator() {
+    return this.store.allocator;
+  }
+
+  /** Allocates (or reuses) the pod's addresses, records them, and binds the pod. Returns "" or the error. */
+  async bind(namespace: string, name: string, uid: string, nodeName: string): Promise<string> {
+    let podUid = uid;
+    try {
+      const pod = await this.world.pods.find(namespace, name, uid || undefined);
+      if (!pod) return `failed to find pod ${namespace}_${name}: pod "${name}" not found`;
+      if (uid && pod.metadata?.uid !== uid) {
+        return `failed to find pod ${namespace}_${name}: uid ${uid} is not the pod's (${pod.metadata?.uid})`;
+      }
+      if (!wantsFloatingIP(pod, this.options.resource))
+        return "pod which doesn't want floatingip have been sent to plugin";
+      podUid = uid || (pod.metadata?.uid ?? '');
+      await this.locks.pod(namespace, name, () => {
+        // decided before anything is written: a bound pod stays where it is
+        const boundTo = this.boundNodeOf(namespace, name, podUid, pod);
+        if (boundTo !== undefined) {
+          throw new BindError(
+            `update pod ${namespace}_${name}: pod ${name} is already assigned to node "${boundTo}"`,
+            'conflict',
+          );
+        }
+        return this.bindLocked(pod, podUid, nodeName);
+      });
+      this.remember(namespace, name, podUid, nodeName);
+      this.refusals?.bound(namespace, name);
+      const unknown = unknownReleasePolicyOf(pod);
+      if (unknown !== undefined) this.warnUnknownPolicy(pod, unknown);
+      return '';
+    } catch (err) {
+      if (err instanceof WaitingForDeleteError) this.refusals?.refused(namespace, name, podUid);
+      if (err instanceof AppLimitError)
+        this.refusals?.refusedForApp(err.countPrefix, namespace, name, podUid);
+      const message = errorText(err);
+      const kind = kindOf(err) ?? 'transient';
+      this.log.warn({ pod: `${namespace}/${name}`, node: nodeName, kind, err: message }, 'bind failed');
+      const pod = this.world.pods.cached(namespace, name);
+      if (pod) {
+        this.events.record(
+          podObject(pod),
+          'Warning',
+          EVENT_REASON_OF_KIND[kind],
+          `node ${nodeName}: ${message}`,
+        );
+      }
+      return message;
+    }
+  }
+
+  /**
+   * The node this incarnation of the pod is bound to, if it is: the pod cache may not show a binding
+   * made a moment ago, so binds this replica made are remembered too (the latest few thousand).
+   */
+  private boundNodeOf(namespace: string, name: string, uid: string, pod: V1Pod): string | undefined {
+    const cached = this.world.pods.cached(namespace, name) ?? pod;
+    if (cached.metadata?.uid === uid && cached.spec?.nodeName) return cached.spec.nodeName;
+    const recent = this.recentBinds.get(`${namespace}/${name}`);
+    return recent?.uid === uid ? recent.node : undefined;
+  }
+
+  private remember(namespace: string, name: string, uid: string, node: string): void {
+    const who = `${namespace}/${name}`;
+    this.recentBinds.delete(who);
+    this.recentBinds.set(who, { uid, node });
+    if (this.recentBinds.size > RECENT_BINDS) this.recentBinds.delete(this.recentBinds.keys().next().value!);
+  }
+
+  /** galaxy treats an unknown release-policy value as the default; the pod's owner should know. */
+  private warnUnknownPolicy(pod: V1Pod, value: string): void {
+    const message = `unknown release policy ${JSON.stringify(value)} in ${RELEASE_POLICY_ANNOTATION}: its addresses are released when the pod is deleted (the default); use "immutable" or "never" to keep them`;
+    this.log.warn({ pod: namespacedName(pod), policy: value }, message);
+    this.events.record(podObject(pod), 'Warning', 'UnknownReleasePolicy', message);
+  }
+
+  private async bindLocked(pod: V1Pod, uid: string, nodeName: string): Promise<void> {
+    const key = keyOfPod(pod);
+    const args = cniArgsOfPod(pod);
+    const attrs: Attrs = { policy: policyOfPod(pod), nodeName, podUid: uid };
+    const node = this.world.node(nodeName) ?? (await this.world.fetchNode(nodeName));
+    if (!node) throw new BindError(`node ${nodeName} not found`, 'validation');
+    const facts = this.nodes.subnetOf(node);
+    if ('reason' in facts) throw new BindError(`node ${nodeName}: ${facts.reason}`, 'validation');
+    const undo: Undo[] = [];
+    try {
+      const addresses = await this.assign(key, args, facts.subnet, attrs, undo);
+      const ipinfos = addresses.map((a) => this.ipInfoOf(a));
+      const annotation = formatCniArgs({ groups: args.groups, ipinfos });
+      await this.bindWithRetry(pod, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation });
+      this.log.info(
+        { pod: namespacedName(pod), key: key.text, node: nodeName, ip: addresses.map((a) => a.ip) },
+        'pod bound',
+      );
+    } catch (err) {
+      // nothing half-written: every address goes back where it was
+      for (const step of undo.reverse()) {
+        await step().catch((undoErr: unknown) =>
+          this.log.error(
+            { pod: namespacedName(pod), key: key.text, err: errorText(undoErr) },
+            'could not undo a bind step',
+          ),
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** The pod's addresses on a node of `nodeSubnet`: reused, unparked or new, in group (or family) order. */
+  private async assign(
+    key: AllocationKey,
+    args: CniArgs,
+    nodeSubnet: string,
+    attrs: Attrs,
+    undo: Undo[],
+  ): Promise<Allocation[]> {
+    const groups = args.groups;
+    const reused: (Allocation | undefined)[] =
+      groups.length > 0 ? this.allocator.matchHeld(key.text, groups) : this.allocator.byKey(key.text);
+    const held = reused.filter((a): a is Allocation => a !== undefined);
+    for (const a of held) {
+      // a same-named pod was re-created before the old one's deletion was seen
+      if (a.podUid && a.podUid !== attrs.podUid) throw new WaitingForDeleteError(key.text);
+      if (!this.allocator.nodeSubnetsServing(a.ip).includes(nodeSubnet)) {
+        throw new BindError(`${a.ip} of ${key.text} cannot be used in node subnet ${nodeSubnet}`, 'conflict');
+      }
+    }
+    const result: (Allocation | undefined)[] = [...reused];
+    for (const [i, a] of reused.entries()) {
+      if (!a || (a.nodeName === attrs.nodeName && a.podUid === attrs.podUid && a.policy === attrs.policy))
+        continue;
+      const before: Attrs = { policy: a.policy, nodeName: a.nodeName, podUid: a.podUid };
+      result[i] = await this.store.update(a.ip, { key: key.text, podUid: a.podUid }, attrs);
+      undo.push(() => this.store.update(a.ip, { key: key.text, podUid: attrs.podUid }, before));
+    }
+    const releaseMade = (made: readonly Allocation[]) =>
+      undo.push(...made.map((a) => () => this.store.release(a.ip, { key: key.text, podUid: attrs.podUid })));
+    if (groups.length > 0) {
+      const missing = groups.map((_, i) => i).filter((i) => reused[i] === undefined);
+      if (missing.length > 0) {
+        const made = await this.store.allocate({
+          key: key.text,
+          nodeSubnet,
+          attrs,
+          groups: missing.map((i) => groups[i]!),
+        });
+        releaseMade(made);
+        missing.forEach((g, j) => (result[g] = made[j]));
+      }
+      return result as Allocation[];
+    }
+    const heldFamilies = new Set(held.map(familyOf));
+    const families = this.allocator.familiesServing(nodeSubnet).filter((f) => !heldFamilies.has(f));
+    if (families.length === 0) return held;
+    let made: Allocation[];
+    if (sharesAppAddresses(key, attrs.policy)) {
+      made = await this.locks.app(key.poolPrefix, () =>
+        this.assignInApp(key, nodeSubnet, attrs, families, held.length > 0, undo),
+      );
+    } else {
+      made = await this.store.allocate({ key: key.text, nodeSubnet, attrs, families });
+      releaseMade(made);
+    }
+    return [...held, ...made].sort((a, b) => familyOf(a) - familyOf(b));
+  }
+
+  /**
+   * Addresses for a pod sharing its app's, under the app's lock: the app's most recently parked
+   * address where one serves the node subnet, a new one otherwise, and never more pods holding
+   * addresses than the app's limit.
+   */
+  private async assignInApp(
+    key: AllocationKey,
+    nodeSubnet: string,
+    attrs: Attrs,
+    families: readonly Family[],
+    holdsSome: boolean,
+    undo: Undo[],
+  ): Promise<Allocation[]> {
+    if (!holdsSome) checkAppLimit(this.allocator, appLimit(key, this.apps.appFacts(key)), key);
+    const made: Allocation[] = [];
+    for (const family of families) {
+      const parked = this.allocator.chooseParked(key.poolPrefix, nodeSubnet, { family });
+      if (parked) {
+        const parkedAttrs: Attrs = {
+          policy: parked.policy,
+          nodeName: parked.nodeName,
+          podUid: parked.podUid,
+        };
+        const got = await this.store.unpark(key.poolPrefix, key.text, nodeSubnet, attrs, family);
+        undo.push(() =>
+          this.store.rekey(got.ip, { key: key.text, podUid: attrs.podUid }, key.poolPrefix, parkedAttrs),
+        );
+        made.push(got);
+      } else {
+        const [got] = await this.store.allocate({ key: key.text, nodeSubnet, attrs, families: [family] });
+        undo.push(() => this.store.release(got!.ip, { key: key.text, podUid: attrs.podUid }));
+        made.push(got!);
+      }
+    }
+    return made;
+  }
+
+  private ipInfoOf(a: Allocation): IPInfo {
+    const network = this.allocator.networkOf(a.ip);
+    if (!network) throw new BindError(`${a.ip} is outside every configured range`, 'conflict');
+    return { ip: `${a.ip}/${network.prefix}`, vlan: network.vlan, gateway: network.gateway };
+  }
+
+  /** galaxy retries the binding for up to 3 s every 500 ms, but not when the pod is gone. */
+  private async bindWithRetry(
+    pod: V1Pod,
+    uid: string,
+    nodeName: string,
+    annotations: Record<string, string>,
+  ): Promise<void> {
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    const deadline = this.clock() + BINDING_DEADLINE_MS;
+    for (;;) {
+      try {
+        await this.world.bind(namespace, name, uid, nodeName, annotations);
+        return;
+      } catch (err) {
+        const gone = err instanceof KubeApiError && (err.status === 404 || err.status === 409);
+        if (gone || this.clock() + BINDING_RETRY_MS > deadline)
+          throw new BindError(
+            `update pod ${namespace}_${name}: ${errorText(err)}`,
+            kindOf(err) ?? 'transient',
+          );
+        await new Promise((r) => setTimeout(r, BINDING_RETRY_MS));
+      }
+    }
+  }
+}
+
+const familyOf = (a: Allocation): Family => (a.ip.includes(':') ? 6 : 4);
+
+const podObject = (pod: V1Pod) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  name: pod.metadata?.name ?? '',
+  namespace: pod.metadata?.namespace ?? 'default',
+  ...(pod.metadata?.uid ? { uid: pod.metadata.uid } : {}),
+});

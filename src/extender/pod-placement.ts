@@ -1,0 +1,41 @@
+// What the extender's verbs share: a pod's placement request in the core's terms, where its app's
+// facts come from, and who hears of refusals floatip will clear itself.
+import type { V1Pod } from '@kubernetes/client-node';
+import type { AllocationKey, AppFacts, PlacementRequest } from '../ipam/index.js';
+import { cniArgsOfPod, keyOfPod, policyOfPod } from '../pods/pod-facts.js';
+
+/** galaxy's reason for a node whose subnet cannot serve the pod. */
+export const NO_FIP_LEFT = 'FloatingIPPlugin:NoFIPLeft';
+
+/** What the cluster says about apps (the workload caches, wired in by the composition root). */
+export interface AppSource {
+  /** The Pool and Deployment facts an app's limit is computed from. */
+  appFacts(key: AllocationKey): AppFacts;
+  /** Whether a custom workload kind has a scale subresource, by its key type prefix. */
+  isScalable(typePrefix: string): boolean;
+}
+
+/** Who is told about refusals that floatip itself will clear, so that the pod is retried then. */
+export interface RefusalListener {
+  /** The UID rule refused the pod. */
+  refused(namespace: string, name: string, uid: string): void;
+  /** The pod's app is at its limit. */
+  refusedForApp(countPrefix: string, namespace: string, name: string, uid: string): void;
+  /** No node could take the pod: these node subnets had no free address for it. */
+  refusedForSubnets(namespace: string, name: string, uid: string, subnets: ReadonlySet<string>): void;
+  bound(namespace: string, name: string): void;
+}
+
+/** The pod's placement request (throws for a pod without a key or with a bad annotation). */
+export function placementOf(pod: V1Pod, apps: AppSource): PlacementRequest {
+  const key = keyOfPod(pod);
+  return {
+    key,
+    groups: cniArgsOfPod(pod).groups,
+    policy: policyOfPod(pod),
+    isScalable: (prefix) => apps.isScalable(prefix),
+    appFacts: () => apps.appFacts(key),
+  };
+}
+
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -1,0 +1,215 @@
+// kube-scheduler's read-only verbs: filter, prioritize and preempt, in the core's terms. They only
+// read: no address is taken before bind, so nothing leaks when a pod is filtered and never bound
+// (galaxy reserves in filter and preempt). What a request says about nodes and pods is used for that
+// request only; what floatip believes about them comes from the caches.
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { AppLimitError, type Allocator, ReleasePolicy, allowedSubnets, homeSubnets } from '../ipam/index.js';
+import type { Logger } from '../log.js';
+import { keyOfPod, namespacedName, policyOfPod, wantsFloatingIP } from '../pods/pod-facts.js';
+import type { NodeFacts, NodeList } from './node-subnets.js';
+import {
+  type AppSource,
+  NO_FIP_LEFT,
+  type RefusalListener,
+  errorText,
+  placementOf,
+} from './pod-placement.js';
+import type { FilterResult, HostPriority, MetaVictims } from './wire.js';
+
+/** The nodes and pods the verbs look up: the caches. */
+export interface ClusterView {
+  node(name: string): V1Node | undefined;
+  readonly pods: { cached(namespace: string, name: string): V1Pod | undefined };
+}
+
+/** How many answers per resolved node list are kept: a few allowed-subnet sets are the rule. */
+const ANSWERS_PER_LIST = 64;
+
+export class SchedulingQueries {
+  constructor(
+    private readonly allocator: Allocator,
+    private readonly nodes: NodeFacts,
+    private readonly cluster: ClusterView,
+    private readonly apps: AppSource,
+    private readonly log: Logger,
+    /** The extended resource that marks pods wanting a floating IP. */
+    private readonly resource: string,
+    private readonly refusals?: RefusalListener,
+  ) {}
+
+  // ---- filter
+
+  filter(pod: V1Pod, nodes: V1Node[] | undefined, nodeNames: string[] | undefined): FilterResult {
+    // a node named __proto__ must stay a node
+    const failedNodes: Record<string, string> = Object.create(null) as Record<string, string>;
+    if (!wantsFloatingIP(pod, this.resource)) {
+      return { ...(nodes ? { nodes } : {}), ...(nodeNames ? { nodeNames } : {}), failedNodes, error: '' };
+    }
+    let allowed: Set<string>;
+    try {
+      allowed = allowedSubnets(this.allocator, placementOf(pod, this.apps));
+    } catch (err) {
+      const message = errorText(err);
+      this.log.info({ pod: namespacedName(pod), err: message }, 'filter: no node can serve the pod');
+      const waiting = this.knownIncarnation(pod);
+      if (err instanceof AppLimitError && waiting)
+        this.refusals?.refusedForApp(err.countPrefix, waiting.namespace, waiting.name, waiting.uid);
+      return {
+        ...(nodes ? { nodes: [] } : {}),
+        ...(nodeNames ? { nodeNames: [] } : {}),
+        failedNodes,
+        error: message,
+      };
+    }
+    let result: FilterResult;
+    let list: NodeList | undefined;
+    if (nodes) {
+      const passes = (node: V1Node): boolean => {
+        const name = node.metadata?.name ?? '';
+        const facts = this.subnetOfRequested(node);
+        if ('reason' in facts) failedNodes[name] = facts.reason;
+        else if (!allowed.has(facts.subnet)) failedNodes[name] = NO_FIP_LEFT;
+        else return true;
+        return false;
+      };
+      result = { nodes: nodes.filter(passes), failedNodes, error: '' };
+    } else {
+      list = this.resolve(nodeNames ?? []);
+      result = this.filterNames(list, allowed);
+    }
+    if ((result.nodes ?? result.nodeNames ?? []).length === 0) this.waitForAddress(pod, allowed, nodes, list);
+    return result;
+  }
+
+  private resolve(names: readonly string[]): NodeList {
+    return this.nodes.listOf(names, (name) => this.cluster.node(name));
+  }
+
+  private subnetOfRequested(node: V1Node) {
+    return this.nodes.subnetOfRequested(node, this.cluster.node(node.metadata?.name ?? ''));
+  }
+
+  /**
+   * No node passed: if some failed only for want of a free address, the pod waits for one in their
+   * node subnets (the scheduler is told to retry it when one is freed).
+   */
+  private waitForAddress(
+    pod: V1Pod,
+    allowed: ReadonlySet<string>,
+    nodes: V1Node[] | undefined,
+    list: NodeList | undefined,
+  ): void {
+    const waiting = this.knownIncarnation(pod);
+    if (!this.refusals || !waiting) return;
+    const candidates = list
+      ? list.distinct
+      : (nodes ?? []).flatMap((n) => {
+          const facts = this.subnetOfRequested(n);
+          return 'subnet' in facts ? [facts.subnet] : [];
+        });
+    const exhausted = new Set([...candidates].filter((s) => !allowed.has(s)));
+    this.refusals.refusedForSubnets(waiting.namespace, waiting.name, waiting.uid, exhausted);
+  }
+
+  /**
+   * The pod of a filter request, if the pod cache has that very incarnation: only such pods are
+   * remembered as waiting (a request naming pods that do not exist must not fill memory, nor make
+   * floatip write to pods).
+   */
+  private knownIncarnation(pod: V1Pod): { namespace: string; name: string; uid: string } | undefined {
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    const uid = pod.metadata?.uid ?? '';
+    const cached = this.cluster.pods.cached(namespace, name);
+    return uid && cached?.metadata?.uid === uid ? { namespace, name, uid } : undefined;
+  }
+
+  /**
+   * The names-only filter over a resolved list. Pods differ in which node subnets they may use, not
+   * in the list, so the answer for a list and a set of allowed subnets is worked out once and shared
+   * (read-only) until a node's subnet changes.
+   */
+  private filterNames(list: NodeList, allowed: ReadonlySet<string>): FilterResult {
+    const usable = [...list.distinct].filter((s) => allowed.has(s)).sort();
+    const memoKey = usable.join(' ');
+    const known = list.memo.get(memoKey) as FilterResult | undefined;
+    if (known) return known;
+    const nodeNames: string[] = [];
+    const failedNodes: Record<string, string> = Object.create(null) as Record<string, string>;
+    list.names.forEach((name, i) => {
+      const subnet = list.subnets[i];
+      if (subnet === undefined) failedNodes[name] = list.reasons[i]!;
+      else if (!allowed.has(subnet)) failedNodes[name] = NO_FIP_LEFT;
+      else nodeNames.push(name);
+    });
+    const result: FilterResult = { nodeNames, failedNodes, error: '' };
+    if (list.memo.size >= ANSWERS_PER_LIST) list.memo.clear();
+    list.memo.set(memoKey, result);
+    return result;
+  }
+
+  // ---- prioritize
+
+  /**
+   * Scores 0-10 (galaxy returns none): 10 where the pod keeps the addresses it (or, sharing its
+   * app's, its app) already holds; elsewhere 0-9 by the node subnet's free addresses relative to the
+   * roomiest candidate subnet, so pods spread and no subnet runs dry first.
+   */
+  prioritize(pod: V1Pod, nodes: V1Node[] | undefined, nodeNames: string[] | undefined): HostPriority[] {
+    const names = nodes ? nodes.map((n) => n.metadata?.name ?? '') : (nodeNames ?? []);
+    if (!wantsFloatingIP(pod, this.resource)) return names.map((host) => ({ host, score: 0 }));
+    let home = new Set<string>();
+    try {
+      home = homeSubnets(this.allocator, keyOfPod(pod), policyOfPod(pod));
+    } catch {
+      // a pod filter has refused gets no preference
+    }
+    const subnets: readonly (string | undefined)[] = nodes
+      ? nodes.map((node) => {
+          const facts = this.subnetOfRequested(node);
+          return 'subnet' in facts ? facts.subnet : undefined;
+        })
+      : this.resolve(names).subnets;
+    const free = new Map<string, bigint>();
+    for (const subnet of subnets)
+      if (subnet && !free.has(subnet)) free.set(subnet, this.allocator.freeFor(subnet));
+    const most = [...free.values()].reduce((a, b) => (b > a ? b : a), 0n);
+    return names.map((host, i) => {
+      const subnet = subnets[i];
+      let score = 0;
+      if (subnet && home.has(subnet)) score = 10;
+      else if (subnet && most > 0n) score = Number((9n * free.get(subnet)!) / most);
+      return { host, score };
+    });
+  }
+
+  // ---- preempt
+
+  /**
+   * Keeps the candidate nodes where evicting the victims could let the preemptor run: those in a
+   * node subnet that can serve it. Read-only (galaxy reserves addresses here, without the pod's
+   * lock). A pod with the default policy only loses nodes that no entry serves at all.
+   */
+  preempt(pod: V1Pod, victims: Map<string, MetaVictims>): Map<string, MetaVictims> {
+    if (!wantsFloatingIP(pod, this.resource)) return victims;
+    let allowed: Set<string> | undefined;
+    if (policyOfPod(pod) !== ReleasePolicy.PodDelete) {
+      try {
+        allowed = allowedSubnets(this.allocator, placementOf(pod, this.apps));
+      } catch (err) {
+        this.log.info({ pod: namespacedName(pod), err: errorText(err) }, 'preempt: keeping every candidate');
+        return victims;
+      }
+    }
+    const kept = new Map<string, MetaVictims>();
+    for (const [name, v] of victims) {
+      const node = this.cluster.node(name);
+      if (!node) continue;
+      const facts = this.nodes.subnetOf(node);
+      if ('reason' in facts) continue;
+      if (allowed ? allowed.has(facts.subnet) : this.allocator.familiesServing(facts.subnet).length > 0)
+        kept.set(name, v);
+    }
+    return kept;
+  }
+}

@@ -1,0 +1,185 @@
+// Where a pod may get its addresses, and how many its app may hold: the placement rules, as pure
+// functions of the allocator's state and plain facts about the pod and its app (policy apart from
+// mechanism, as decideRelease is for releases). The extender gathers the facts and answers filter,
+// prioritize and preempt with these; bind enforces the same limit under the app's lock.
+import type { Allocation, Allocator } from './allocator.js';
+import { AppLimitError, PolicyNotSupportedError } from './errors.js';
+import { type AllocationKey, ordinalOf } from './keys.js';
+import { ReleasePolicy, releasePolicyName } from './policy.js';
+import type { RangeGroup } from './range.js';
+
+/**
+ * Whether a pod draws from its app's addresses: a Deployment's (or a Pool's) pod with a policy other
+ * than the default unparks what the app parked, parks its own when it goes, and counts against the
+ * app's limit.
+ */
+export const sharesAppAddresses = (key: AllocationKey, policy: ReleasePolicy): boolean =>
+  key.isDeployment() && policy !== ReleasePolicy.PodDelete;
+
+/** A Deployment's rollout: how many replicas it wants, whether it is rolling out, its surge. */
+export interface Rollout {
+  readonly replicas: number;
+  readonly rolling: boolean;
+  readonly maxSurge: number;
+}
+
+/** What the cluster says about a pod's app, for its limit. */
+export interface AppFacts {
+  /** The Pool object named by the pod's pool annotation, if it exists. */
+  readonly pool?: { readonly name: string; readonly size: number };
+  /** The pod's Deployment, if it exists. */
+  readonly deployment?: Rollout;
+}
+
+/** How many pods of an app may hold addresses at once, and which keys count. */
+export interface AppLimit {
+  readonly limit: number;
+  /** Keys counted against the limit start with this. */
+  readonly countPrefix: string;
+  /** The refusal when the limit is reached, in galaxy's words. */
+  readonly reached: (used: number) => string;
+}
+
+/**
+ * A Pool object's size caps all its pods; otherwise the Deployment's replicas, plus its maxSurge while
+ * it rolls out, so that a rolling update can always make progress (galaxy deadlocks at 1-3
+ * replicas). No Deployment: no room.
+ */
+export function appLimit(key: AllocationKey, facts: AppFacts): AppLimit {
+  const pool = facts.pool;
+  if (pool) {
+    return {
+      limit: pool.size,
+      countPrefix: key.poolPrefix,
+      reached: () => `reached pool ${pool.name} size limit of ${pool.size}`,
+    };
+  }
+  const rollout = facts.deployment;
+  const replicas = rollout?.replicas ?? 0;
+  const limit = rollout ? replicas + (rollout.rolling ? rollout.maxSurge : 0) : 0;
+  return {
+    limit,
+    countPrefix: key.poolAppPrefix,
+    reached: (used) =>
+      `deployment ${key.appName} has allocated ${used} ips with replicas of ${replicas}` +
+      `${limit > replicas ? ` (+${limit - replicas} surge during its rollout)` : ''}, wait for releasing`,
+  };
+}
+
+/**
+ * galaxy's supportReserveIPPolicy: why a policy other than the default cannot apply to this kind of
+ * pod (undefined when it can). Deployments and StatefulSets always can; other pods need a name ending
+ * in `-<n>`, and for `immutable` a parent kind with a scale subresource.
+ */
+export function reservationRefusal(
+  key: AllocationKey,
+  policy: ReleasePolicy,
+  isScalable: (typePrefix: string) => boolean,
+): string | undefined {
+  if (key.isDeployment() || key.isStatefulSet()) return undefined;
+  if (ordinalOf(key.podName) === undefined) {
+    return "pod name doesn't match '.*-[0-9]*$', assume its parent is not a stateful workload";
+  }
+  if (policy === ReleasePolicy.Never) return undefined;
+  return isScalable(key.typePrefix) ? undefined : 'parent workload has no replicas';
+}
+
+/** Pods of the app (or pool) holding addresses now, its parked addresses aside. */
+export function appUsage(allocator: Allocator, limit: AppLimit, key: AllocationKey): number {
+  const parkedHere =
+    key.poolPrefix.startsWith(limit.countPrefix) && allocator.byKey(key.poolPrefix).length > 0 ? 1 : 0;
+  return allocator.countKeysByPrefix(limit.countPrefix) - parkedHere;
+}
+
+/** Throws AppLimitError when the app already holds addresses for as many pods as it may. */
+export function checkAppLimit(allocator: Allocator, limit: AppLimit, key: AllocationKey): void {
+  const used = appUsage(allocator, limit, key);
+  if (used >= limit.limit) throw new AppLimitError(limit.reached(used), limit.countPrefix);
+}
+
+/** The app's (or pool's) parked addresses that can be handed out. */
+export const parkedFor = (allocator: Allocator, key: AllocationKey): Allocation[] =>
+  allocator.byKey(key.poolPrefix).filter((a) => !a.reserved);
+
+/** Node subnets where every one of these addresses can be used. */
+export function subnetsServingAll(allocator: Allocator, held: readonly Allocation[]): Set<string> {
+  let out: Set<string> | undefined;
+  for (const a of held) {
+    const serving = new Set(allocator.nodeSubnetsServing(a.ip));
+    out = out ? new Set([...out].filter((s) => serving.has(s))) : serving;
+  }
+  return out ?? new Set();
+}
+
+/** Node subnets where at least one of these addresses can be used. */
+export const subnetsServingAny = (allocator: Allocator, held: readonly Allocation[]): Set<string> =>
+  new Set(held.flatMap((a) => allocator.nodeSubnetsServing(a.ip)));
+
+/** What placement needs to know about a pod. */
+export interface PlacementRequest {
+  readonly key: AllocationKey;
+  /** Its request_ip_range groups. */
+  readonly groups: readonly RangeGroup[];
+  readonly policy: ReleasePolicy;
+  /** Whether the pod's parent kind is scalable (a CRD with a scale subresource), by key type prefix. */
+  readonly isScalable: (typePrefix: string) => boolean;
+  /** Its app's facts, asked for only when the app's limit applies. */
+  readonly appFacts: () => AppFacts;
+}
+
+/**
+ * The node subnets where this pod can get (or keep) its addresses now, without reserving anything
+ * (galaxy's getSubnet, without its side effects): the subnets of what it holds; for a pod sharing its
+ * app's addresses, those of the app's parked addresses (any, if none) while the app is within its
+ * limit; otherwise those with free addresses for it. Throws with the reason when there are none.
+ */
+export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set<string> {
+  const { key, groups, policy } = pod;
+  // addresses the pod already holds pin it to the node subnets that can use them all
+  let pinned: Set<string> | undefined;
+  let unmatched: readonly RangeGroup[] = groups;
+  if (groups.length > 0) {
+    const matched = allocator.matchHeld(key.text, groups);
+    const held = matched.filter((a): a is Allocation => a !== undefined);
+    if (held.length > 0) pinned = subnetsServingAll(allocator, held);
+    unmatched = groups.filter((_, i) => matched[i] === undefined);
+    if (unmatched.length === 0) return pinned ?? new Set();
+  } else {
+    const held = allocator.byKey(key.text);
+    if (held.length > 0) return subnetsServingAll(allocator, held);
+  }
+  if (policy !== ReleasePolicy.PodDelete) {
+    const refusal = reservationRefusal(key, policy, pod.isScalable);
+    if (refusal) {
+      throw new PolicyNotSupportedError(
+        `release policy ${releasePolicyName(policy)} is not supported for pod ${key.podName}: ${refusal}`,
+      );
+    }
+  }
+  let subnets: Set<string>;
+  if (sharesAppAddresses(key, policy)) {
+    if (groups.length > 0) {
+      throw new PolicyNotSupportedError(
+        'request ip ranges for deployment pod with release policy other than ReleasePolicyPodDelete is not supported',
+      );
+    }
+    checkAppLimit(allocator, appLimit(key, pod.appFacts()), key);
+    const parked = parkedFor(allocator, key);
+    subnets = parked.length > 0 ? subnetsServingAny(allocator, parked) : allocator.nodeSubnetsFor();
+  } else {
+    subnets = allocator.nodeSubnetsFor(unmatched);
+  }
+  if (pinned) subnets = new Set([...subnets].filter((s) => pinned.has(s)));
+  return subnets;
+}
+
+/**
+ * The node subnets where a pod keeps the addresses it (or, sharing its app's, its app) already holds:
+ * where prioritize scores highest.
+ */
+export function homeSubnets(allocator: Allocator, key: AllocationKey, policy: ReleasePolicy): Set<string> {
+  const held = allocator.byKey(key.text);
+  if (held.length > 0) return subnetsServingAll(allocator, held);
+  if (sharesAppAddresses(key, policy)) return subnetsServingAny(allocator, parkedFor(allocator, key));
+  return new Set();
+}

@@ -1,0 +1,48 @@
+// One way to find a pod: the pod cache first (cheap, but it may lag behind the scheduler or a
+// re-creation), the API server when the cache has no answer, or not the incarnation asked for.
+import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { kubeError } from './custom-resources.js';
+import type { Reflector } from './reflector.js';
+
+export interface PodLookup {
+  /** The pod as the cache has it, or undefined. */
+  cached(namespace: string, name: string): V1Pod | undefined;
+  /** The pod from the API server, or undefined when there is none (404). Throws on other failures. */
+  fetch(namespace: string, name: string): Promise<V1Pod | undefined>;
+  /**
+   * The cache's pod, else the API server's: when the cache has none, or (with `uid`) another
+   * incarnation than the one asked for.
+   */
+  find(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined>;
+}
+
+export class ClusterPods implements PodLookup {
+  private readonly core: CoreV1Api;
+
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly cache: Pick<Reflector<V1Pod>, 'get'>,
+  ) {
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  cached(namespace: string, name: string): V1Pod | undefined {
+    return this.cache.get(namespace, name);
+  }
+
+  async fetch(namespace: string, name: string): Promise<V1Pod | undefined> {
+    try {
+      return await this.core.readNamespacedPod({ namespace, name });
+    } catch (err) {
+      const e = kubeError(err, `get pod ${namespace}/${name}`);
+      if (e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  async find(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined> {
+    const pod = this.cached(namespace, name);
+    if (pod && (!uid || pod.metadata?.uid === uid)) return pod;
+    return this.fetch(namespace, name);
+  }
+}
