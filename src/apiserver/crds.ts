@@ -1,6 +1,6 @@
 // What a CustomResourceDefinition means to the server: which types it serves, and the status a real
 // apiextensions-apiserver reports once it has accepted the names (clients wait for `Established`).
-import { storageKeyOf, type ResourceType, type ScalePaths } from './registry.js';
+import { storageKeyOf, type PrinterColumn, type ResourceType, type ScalePaths } from './registry.js';
 import { invalid } from './status.js';
 import { isPlainObject, kubeTimestamp, type KubeObject } from './types.js';
 
@@ -20,6 +20,8 @@ interface CrdVersion {
   status: boolean;
   scale?: ScalePaths;
   selectableFields: string[];
+  schema?: Record<string, unknown>;
+  printerColumns: PrinterColumn[];
 }
 
 interface CrdSpec {
@@ -88,7 +90,19 @@ function readCrd(crd: KubeObject, builtinKeys: ReadonlySet<string>): CrdSpec {
       selectableFields: (Array.isArray(v.selectableFields) ? v.selectableFields : [])
         .map((f) => (isPlainObject(f) ? str(f.jsonPath).replace(/^\./, '') : ''))
         .filter(Boolean),
+      printerColumns: (Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : [])
+        .filter(isPlainObject)
+        .map((c) => ({
+          name: str(c.name),
+          type: str(c.type),
+          format: str(c.format),
+          description: str(c.description),
+          priority: typeof c.priority === 'number' ? c.priority : 0,
+          jsonPath: str(c.jsonPath),
+        })),
     };
+    const schema = isPlainObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
+    if (isPlainObject(schema)) version.schema = schema;
     if (scale) {
       version.scale = {
         specReplicasPath: str(scale.specReplicasPath) || '.spec.replicas',
@@ -148,6 +162,8 @@ export function typesFromCrd(crd: KubeObject): ResourceType[] {
         crdName: crd.metadata?.name ?? '',
       };
       if (v.scale) rt.scale = v.scale;
+      if (v.schema) rt.schema = v.schema;
+      rt.printerColumns = v.printerColumns;
       return rt;
     });
 }

@@ -3,6 +3,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { apiVersions, groupDocument, groupList, resourceList, SERVER_VERSION } from './discovery.js';
 import type { FaultController, FaultRule } from './faults.js';
+import { checkFields, fieldValidationOf } from './field-validation.js';
+import { bodyFormat, responseFormat } from './media.js';
+import { documentTarget, openApiDocument, openApiRoot } from './openapi.js';
+import { decodeProtobuf } from './protobuf.js';
 import { REVIEW_RESOURCES, type ReviewTable, review } from './reviews.js';
 import { patchTypeOf } from './patch.js';
 import type { ResourceRegistry, ResourceType } from './registry.js';
@@ -10,16 +14,10 @@ import { parseBool, parseRequestTarget, type ResourceRequest } from './request-i
 import type { ListOptions, Preconditions, ResourceService } from './resources.js';
 import { objectMatcher } from './selectors.js';
 import { listJson, objectJson } from './serialize.js';
-import {
-  ApiError,
-  badRequest,
-  internalError,
-  methodNotAllowed,
-  pathNotFound,
-  unsupportedMediaType,
-} from './status.js';
+import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound } from './status.js';
 import type { Store } from './store.js';
 import { bindPod, patchScale, scaleOf, updateScale } from './subresources.js';
+import { includeObjectOf, toTable } from './table.js';
 import { isPlainObject, type KubeObject } from './types.js';
 import { WatchStream, type WatchHub } from './watch.js';
 
@@ -41,7 +39,8 @@ export interface HandlerDeps {
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 export const CONTROL_PREFIX = '/_floatip/';
 
-function send(res: ServerResponse, code: number, json: string): void {
+function send(res: ServerResponse, code: number, json: string, warnings: string[] = []): void {
+  if (warnings.length > 0) res.setHeader('Warning', warnings);
   res.writeHead(code, {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',
@@ -54,7 +53,7 @@ function sendObject(res: ServerResponse, code: number, body: unknown): void {
   send(res, code, JSON.stringify(body));
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -67,13 +66,13 @@ function readBody(req: IncomingMessage): Promise<string> {
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
 
 async function readJson(req: IncomingMessage, what: string, optional = false): Promise<unknown> {
-  const text = await readBody(req);
+  const text = (await readBody(req)).toString('utf8');
   if (text.trim() === '') {
     if (optional) return undefined;
     throw badRequest(`the request body for ${what} is empty`);
@@ -85,14 +84,10 @@ async function readJson(req: IncomingMessage, what: string, optional = false): P
   }
 }
 
-/** POST and PUT bodies must be JSON; kubectl and client-node always send it. */
-function requireJsonBody(req: IncomingMessage): void {
-  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/json' && type !== '' && type !== '*/*') {
-    throw unsupportedMediaType(
-      `the body of the request was in an unknown format (${type}) - this development server accepts application/json`,
-    );
-  }
+/** A POST or PUT body: JSON, or protobuf for the kinds kubectl's typed commands send (protobuf.ts). */
+async function readObject(req: IncomingMessage, what: string): Promise<unknown> {
+  if (bodyFormat(req.headers['content-type']) === 'json') return readJson(req, what);
+  return decodeProtobuf(await readBody(req), what);
 }
 
 function dryRunOf(url: URL): boolean {
@@ -246,8 +241,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     let createBody: unknown;
     let name_ = target.name;
     if (target.verb === 'create' && target.subresource === undefined) {
-      requireJsonBody(req);
-      createBody = await readJson(req, rt.plural);
+      createBody = await readObject(req, rt.plural);
       const bodyName = (createBody as { metadata?: { name?: unknown } } | null)?.metadata?.name;
       if (typeof bodyName === 'string') name_ = bodyName;
     }
@@ -273,22 +267,48 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     const ns = target.namespace;
     const name = target.name ?? '';
     const sub = target.subresource;
+    const reads = (target.verb === 'get' || target.verb === 'list') && sub === undefined;
+    const format = responseFormat(req.headers.accept, reads);
+    const include = includeObjectOf(url.searchParams.get('includeObject'));
+    if (format === 'table' && include === undefined) {
+      throw badRequest(
+        `includeObject: Unsupported value: "${url.searchParams.get('includeObject')}": supported values: "Metadata", "None", "Object"`,
+      );
+    }
+    const writes =
+      ['create', 'update', 'patch'].includes(target.verb) && sub !== 'binding' && sub !== 'scale';
+    const fieldValidation = writes ? fieldValidationOf(url) : 'Ignore';
     switch (target.verb) {
       case 'get': {
         const stored = service.get(rt, ns, name);
         if (sub === 'scale') return sendObject(res, 200, scaleOf(rt, stored.obj));
+        if (format === 'table') {
+          const version = stored.obj.metadata?.resourceVersion ?? '';
+          return sendObject(
+            res,
+            200,
+            toTable(rt, [stored.obj], { resourceVersion: version }, include ?? 'Metadata'),
+          );
+        }
         return send(res, 200, objectJson(stored, rt));
       }
       case 'list': {
         const result = service.list(rt, ns, listOptions(url));
+        if (format === 'table') {
+          const meta = {
+            resourceVersion: String(result.revision),
+            ...(result.continueToken ? { continue: result.continueToken } : {}),
+          };
+          const objects = result.items.map((s) => s.obj);
+          return sendObject(res, 200, toTable(rt, objects, meta, include ?? 'Metadata'));
+        }
         return send(res, 200, listJson(rt, result.items, result.revision, result.continueToken));
       }
       case 'watch':
         return handleWatch(res, rt, target, url);
       case 'create': {
         const dryRun = dryRunOf(url);
-        requireJsonBody(req);
-        const body = createBody ?? (await readJson(req, `${rt.plural}${sub ? '/' + sub : ''}`));
+        const body = createBody ?? (await readObject(req, `${rt.plural}${sub ? '/' + sub : ''}`));
         if (sub === 'binding') {
           bindPod(service, rt, ns ?? '', name, body, dryRun);
           return sendObject(res, 201, {
@@ -299,16 +319,17 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
             code: 201,
           });
         }
-        return send(res, 201, objectJson(service.create(rt, ns, body, { dryRun }), rt));
+        const warnings = checkFields(rt, body, fieldValidation, false);
+        return send(res, 201, objectJson(service.create(rt, ns, body, { dryRun }), rt), warnings);
       }
       case 'update': {
         const dryRun = dryRunOf(url);
-        requireJsonBody(req);
-        const body = await readJson(req, `${rt.plural}${sub ? '/' + sub : ''}`);
+        const body = await readObject(req, `${rt.plural}${sub ? '/' + sub : ''}`);
         if (sub === 'scale') return sendObject(res, 200, updateScale(service, rt, ns, name, body, dryRun));
+        const warnings = checkFields(rt, body, fieldValidation, false);
         const opts = sub === 'status' ? { dryRun, subresource: 'status' as const } : { dryRun };
         const { served, created } = service.update(rt, ns, name, body, opts);
-        return send(res, created ? 201 : 200, objectJson(served, rt));
+        return send(res, created ? 201 : 200, objectJson(served, rt), warnings);
       }
       case 'patch': {
         const dryRun = dryRunOf(url);
@@ -316,8 +337,10 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
         const body = await readJson(req, `a patch of ${rt.plural}`);
         if (sub === 'scale')
           return sendObject(res, 200, patchScale(service, rt, ns, name, type, body, dryRun));
+        // a JSON patch names paths, not fields: only merge patches are checked
+        const warnings = type === 'json' ? [] : checkFields(rt, body, fieldValidation, true);
         const opts = sub === 'status' ? { dryRun, subresource: 'status' as const } : { dryRun };
-        return send(res, 200, objectJson(service.patch(rt, ns, name, type, body, opts), rt));
+        return send(res, 200, objectJson(service.patch(rt, ns, name, type, body, opts), rt), warnings);
       }
       case 'delete': {
         const dryRun = dryRunOf(url);
@@ -363,7 +386,18 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
           res.end('ok');
           return;
         }
-        // No OpenAPI documents: kubectl then falls back to its compiled-in knowledge of the built-in kinds.
+        if (url.pathname === '/openapi/v3' || url.pathname === '/openapi/v3/') {
+          responseFormat(req.headers.accept, false);
+          return sendObject(res, 200, openApiRoot(registry));
+        }
+        if (url.pathname.startsWith('/openapi/v3/')) {
+          const gv = documentTarget(url.pathname);
+          const doc = gv && openApiDocument(registry, gv.group, gv.version);
+          if (!doc) throw pathNotFound();
+          responseFormat(req.headers.accept, false);
+          return sendObject(res, 200, doc);
+        }
+        // no OpenAPI v2: kubectl asks for it only in protobuf, and only when v3 is missing
         throw pathNotFound();
     }
   }

@@ -35,6 +35,20 @@ export interface ResourceType {
   storageKey: string;
   /** The CRD that defined this type, if any. */
   crdName?: string;
+  /** A CRD version's `schema.openAPIV3Schema`, for OpenAPI and field validation. */
+  schema?: Record<string, unknown>;
+  /** A CRD version's `additionalPrinterColumns`, for Table output. */
+  printerColumns?: PrinterColumn[];
+}
+
+/** A CRD's `additionalPrinterColumns` entry. */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+  jsonPath: string;
 }
 
 export const ALL_VERBS: Verb[] = [

@@ -2,6 +2,7 @@
 // address. This module is its one decoder and encoder; everything else sees AllocationRecords.
 import {
   type Allocation,
+  AllocationKey,
   type AllocationRecord,
   InvalidAddressError,
   canonicalAddress,
@@ -14,6 +15,12 @@ export const FLOATING_IP_PLURAL = 'floatingips';
 export const POOL_PLURAL = 'pools';
 /** Presence (any value) marks an address an operator set aside (spec §8.2). */
 export const RESERVED_LABEL = 'reserved';
+/**
+ * Labels floatip keeps in step with every write, for people (`kubectl get fip` shows them as the
+ * Node and Pod columns, `-l floatip.io/node=n1` selects by them); floatip itself never reads them.
+ */
+export const NODE_LABEL = 'floatip.io/node';
+export const POD_LABEL = 'floatip.io/pod';
 
 export interface ObjectMeta {
   name?: string;
@@ -67,10 +74,30 @@ export function encodeAttribute(nodeName: string, podUid: string): string {
   return JSON.stringify({ NodeName: nodeName, Uid: podUid });
 }
 
-/** What a store writes for an allocation; labels of an existing object are kept. */
+/** A label value's syntax (Kubernetes' IsValidLabelValue): at most 63 characters. */
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const asLabelValue = (text: string): string | null =>
+  text !== '' && text.length <= 63 && LABEL_VALUE.test(text) ? text : null;
+
+/**
+ * floatip's labels for an allocation, `null` for one it must not carry (a merge patch removes
+ * it): the node it is bound to, and the pod of its key while a pod holds it (a pod UID is
+ * known). A value that cannot be a label value (a node name of more than 63 characters) is left
+ * out rather than failing the write.
+ */
+export function ownedLabels(allocation: Allocation): Record<string, string | null> {
+  const pod = allocation.podUid !== '' ? AllocationKey.parse(allocation.key).podName : '';
+  return { [NODE_LABEL]: asLabelValue(allocation.nodeName), [POD_LABEL]: asLabelValue(pod) };
+}
+
+/** What a store writes for an allocation; labels of an existing object that floatip does not own are kept. */
 export function toFloatingIPObject(allocation: Allocation, existing?: ObjectMeta): FloatingIPObject {
   const metadata: ObjectMeta = { name: objectNameOf(allocation.ip) };
-  if (existing?.labels) metadata.labels = existing.labels;
+  const labels: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...existing?.labels, ...ownedLabels(allocation) })) {
+    if (v !== null) labels[k] = v;
+  }
+  if (Object.keys(labels).length > 0) metadata.labels = labels;
   if (existing?.resourceVersion) metadata.resourceVersion = existing.resourceVersion;
   return {
     apiVersion: `${GROUP}/${VERSION}`,

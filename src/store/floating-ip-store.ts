@@ -37,6 +37,7 @@ import {
   fromFloatingIPObject,
   ipOfObjectName,
   objectNameOf,
+  ownedLabels,
   toFloatingIPObject,
 } from './floating-ip-object.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -377,9 +378,13 @@ export class FloatingIPStore {
       const planned = plan();
       const ip = planned.ip;
       const known = this.versions.get(ip);
-      // a merge patch keeps the object's labels; its resourceVersion makes it conditional
+      // a merge patch changes only floatip's labels (null removes one) and keeps the others;
+      // its resourceVersion makes it conditional
       const patch = {
-        metadata: known !== undefined ? { resourceVersion: String(known) } : {},
+        metadata: {
+          labels: ownedLabels(planned),
+          ...(known !== undefined ? { resourceVersion: String(known) } : {}),
+        },
         spec: toFloatingIPObject(planned).spec,
       };
       let written: unknown;

@@ -73,7 +73,10 @@ export function kubectlAvailable(): boolean {
 }
 
 export interface Kubectl {
-  run(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  run(
+    args: string[],
+    env?: Record<string, string>,
+  ): Promise<{ code: number; stdout: string; stderr: string }>;
   apply(
     manifest: string,
     verb?: 'create' | 'apply',
@@ -81,18 +84,21 @@ export interface Kubectl {
   cleanup(): Promise<void>;
 }
 
-/** kubectl with an empty kubeconfig and a private discovery cache, so runs do not leak into each other. */
+/** kubectl with an empty kubeconfig and private caches (discovery, OpenAPI), so runs do not leak into each other. */
 export async function kubectlFor(server: EmbeddedApiServer): Promise<Kubectl> {
   const dir = await mkdtemp(join(tmpdir(), 'floatip-kubectl-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await writeFile(kubeconfig, '');
   let n = 0;
-  const run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  const run = (
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ code: number; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
       execFile(
         KUBECTL,
         ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), '--server', server.url, ...args],
-        { timeout: 20_000, env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } },
+        { timeout: 20_000, env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir, ...env } },
         (err, stdout, stderr) => {
           const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
           resolve({ code, stdout, stderr });
@@ -104,7 +110,8 @@ export async function kubectlFor(server: EmbeddedApiServer): Promise<Kubectl> {
     async apply(manifest, verb = 'apply') {
       const file = join(dir, `manifest-${n++}.json`);
       await writeFile(file, manifest);
-      return run([verb, '--validate=false', '-f', file]);
+      // kubectl's defaults: --validate=strict, which the server's OpenAPI and fieldValidation serve
+      return run([verb, '-f', file]);
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };

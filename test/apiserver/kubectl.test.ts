@@ -1,5 +1,9 @@
-// Real kubectl (v1.32) against the server: discovery fallback, get/create/apply/delete of every kind floatip
-// cares about. Where kubectl is not installed these cases say so on the console and do not run.
+// Real kubectl (v1.32) with its defaults against the server: discovery fallback, OpenAPI v3 and
+// server-side field validation, Table output, get/create/apply/edit/describe/delete of every kind
+// floatip cares about. Where kubectl is not installed these cases say so on the console and do not run.
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { kubectlAvailable, kubectlFor, withServer, type Kubectl } from './helpers.js';
 
@@ -54,7 +58,8 @@ withKubectl('get nodes, namespaces, the config map, the pools and the CRDs of th
       'customresourcedefinition.apiextensions.k8s.io/pools.galaxy.k8s.io\n',
   );
   const table = await ok(['get', 'nodes']);
-  expect(table.split('\n')[0]).toMatch(/^NAME\s+AGE/);
+  expect(table.split('\n')[0]).toMatch(/^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION$/);
+  expect(table.split('\n')[1]).toMatch(/^demo-node-1\s+Ready\s+<none>\s+\d+s\s+v1\.32\.0$/);
 });
 
 const manifests = {
@@ -131,7 +136,7 @@ withKubectl('create, get and delete a node, a pod, a configmap, a FloatingIP and
 });
 
 withKubectl(
-  'apply --validate=false creates, then patches, every kind; create of an existing object fails',
+  'apply (client-side, with its last-applied annotation) creates, then patches, every kind; create of an existing object fails',
   async () => {
     for (const m of Object.values(manifests)) {
       const res = await kubectl.apply(JSON.stringify(m));
@@ -164,6 +169,16 @@ withKubectl(
     );
     const unchanged = await kubectl.apply(JSON.stringify(changed.floatingip));
     expect(unchanged.stdout).toContain('unchanged');
+    const applied = JSON.parse(
+      await ok([
+        'get',
+        'fip',
+        '10.0.100.11',
+        '-o',
+        "jsonpath={.metadata.annotations['kubectl\\.kubernetes\\.io/last-applied-configuration']}",
+      ]),
+    ) as { spec: { policy: number } };
+    expect(applied.spec.policy).toBe(2);
     for (const m of Object.values(changed)) {
       const file = JSON.stringify(m);
       const res = await kubectl.apply(file, 'create');
@@ -172,3 +187,97 @@ withKubectl(
     expect(await ok(['delete', 'fip', '10.0.100.11'])).toContain('deleted');
   },
 );
+
+withKubectl('create configmap (a protobuf body) and create namespace', async () => {
+  expect(await ok(['create', 'configmap', 'cm-lit', '--from-literal=a=b', '--from-literal=c=d'])).toBe(
+    'configmap/cm-lit created\n',
+  );
+  expect(await ok(['get', 'cm', 'cm-lit', '-o', 'jsonpath={.data}'])).toBe('{"a":"b","c":"d"}');
+  expect(await ok(['get', 'cm', 'cm-lit'])).toMatch(/^NAME\s+DATA\s+AGE\ncm-lit\s+2\s+\d+s\n$/);
+  expect(await ok(['create', 'namespace', 'ns-kubectl'])).toBe('namespace/ns-kubectl created\n');
+  expect(await ok(['get', 'ns', 'ns-kubectl', '--no-headers'])).toMatch(/^ns-kubectl\s+Active\s+\d+s\n$/);
+  await ok(['delete', 'cm', 'cm-lit']);
+  await ok(['delete', 'ns', 'ns-kubectl']);
+});
+
+withKubectl(
+  'an unknown field is refused as kube-apiserver refuses it (strict field validation)',
+  async () => {
+    const pod = { ...manifests.pod, metadata: { ...manifests.pod.metadata, name: 'typo-pod' } };
+    pod.spec = { containers: [{ name: 'c', image: 'nginx', imagePullPolicyy: 'Always' } as never] };
+    const res = await kubectl.apply(JSON.stringify(pod), 'create');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(
+      'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagePullPolicyy"',
+    );
+    const fip = { ...manifests.floatingip, spec: { ...manifests.floatingip.spec, subnet: '10.0.0.0/24' } };
+    const applied = await kubectl.apply(JSON.stringify(fip));
+    expect(applied.code).toBe(1);
+    expect(applied.stderr).toContain('strict decoding error: unknown field "spec.subnet"');
+    expect((await kubectl.run(['get', 'fip', '10.0.100.11'])).code).toBe(1);
+  },
+);
+
+withKubectl('edit with KUBE_EDITOR, get with the printer columns, describe, delete', async () => {
+  expect((await kubectl.apply(JSON.stringify(manifests.floatingip))).code).toBe(0);
+  const editor = join(tmpdir(), `floatip-editor-${process.pid}.sh`);
+  await writeFile(editor, '#!/bin/sh\nsed -i "s/policy: 1/policy: 2/" "$1"\n', { mode: 0o755 });
+  try {
+    const edited = await kubectl.run(['edit', 'fip', '10.0.100.11'], { KUBE_EDITOR: editor });
+    expect({ code: edited.code, out: edited.stdout, err: edited.stderr }).toEqual({
+      code: 0,
+      out: 'floatingip.galaxy.k8s.io/10.0.100.11 edited\n',
+      err: '',
+    });
+  } finally {
+    await rm(editor, { force: true });
+  }
+  const [head, row] = (await ok(['get', 'fip'])).split('\n');
+  expect(head).toMatch(/^NAME\s+KEY\s+POLICY\s+NODE\s+POD\s+UPDATED\s+AGE$/);
+  expect(row).toMatch(/^10\.0\.100\.11\s+sts_default_web_web-0\s+2\s+\S+\s+\d+s$/);
+  const wide = (await ok(['get', 'fip', '-o', 'wide'])).split('\n')[0];
+  expect(wide).toMatch(/^NAME\s+KEY\s+POLICY\s+NODE\s+POD\s+ATTRIBUTE\s+UPDATED\s+AGE$/);
+  const described = await ok(['describe', 'fip', '10.0.100.11']);
+  expect(described).toMatch(/^Name:\s+10\.0\.100\.11$/m);
+  expect(described).toMatch(/^\s+Key:\s+sts_default_web_web-0$/m);
+  expect(await ok(['describe', 'node', 'demo-node-1'])).toMatch(/^Name:\s+demo-node-1$/m);
+  expect(await ok(['delete', 'fip', '10.0.100.11'])).toBe('floatingip.galaxy.k8s.io "10.0.100.11" deleted\n');
+});
+
+withKubectl('pods and deployments print kube-apiserver’s columns, wide ones with -o wide', async () => {
+  expect(
+    (
+      await kubectl.apply(
+        JSON.stringify({ ...manifests.pod, metadata: { name: 'cols', namespace: 'default' } }),
+      )
+    ).code,
+  ).toBe(0);
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'default' },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'c', image: 'nginx' }] },
+      },
+    },
+  };
+  expect((await kubectl.apply(JSON.stringify(deployment))).code).toBe(0);
+  expect(await ok(['get', 'pod', 'cols'])).toMatch(
+    /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\ncols\s+0\/1\s+Pending\s+0\s+\d+s\n$/,
+  );
+  expect((await ok(['get', 'pod', 'cols', '-o', 'wide'])).split('\n')[0]).toMatch(
+    /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/,
+  );
+  expect(await ok(['get', 'deploy', 'web', '-o', 'wide'])).toMatch(
+    /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR\nweb\s+0\/2\s+0\s+0\s+\d+s\s+c\s+nginx\s+app=web\n$/,
+  );
+  expect((await ok(['get', 'nodes', '-o', 'wide'])).split('\n')[1]).toMatch(
+    /^demo-node-1\s+Ready\s+<none>\s+\d+s\s+v1\.32\.0\s+10\.0\.1\.11\s+<none>\s+/,
+  );
+  await ok(['delete', 'pod', 'cols']);
+  await ok(['delete', 'deploy', 'web']);
+});

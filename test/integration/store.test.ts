@@ -118,9 +118,13 @@ test('allocate records an object per address, with galaxy’s fields; dual stack
   await expectInStep(store);
 });
 
-test('rekey and update change the object and keep its labels; release deletes it', async () => {
+test('rekey and update change the object and floatip’s labels, keep the others; release deletes it', async () => {
   const store = await newStore();
   const [a] = await store.allocate({ key: 'dp_ns1_app_app-1', nodeSubnet: NODES, attrs: attrs(), ...v4 });
+  expect((await getObject(a!.ip)).metadata.labels).toEqual({
+    'floatip.io/node': 'node-1',
+    'floatip.io/pod': 'app-1',
+  });
   await custom.patchClusterCustomObject(
     { ...FIP, name: a!.ip, body: { metadata: { labels: { team: 'blue' } } } },
     (await import('@kubernetes/client-node')).setHeaderOptions(
@@ -142,7 +146,15 @@ test('rekey and update change the object and keep its labels; release deletes it
   await store.update(a!.ip, { key: 'dp_ns1_app_' }, attrs('node-2', 'uid-2', ReleasePolicy.Never));
   object = await getObject(a!.ip);
   expect(object.spec.attribute).toBe('{"NodeName":"node-2","Uid":"uid-2"}');
-  await store.release(a!.ip, { key: 'dp_ns1_app_' });
+  // a parked key names no pod
+  expect(object.metadata.labels).toEqual({ team: 'blue', 'floatip.io/node': 'node-2' });
+  await store.rekey(a!.ip, { key: 'dp_ns1_app_' }, 'dp_ns1_app_app-2', attrs('node-3', 'uid-3'));
+  expect((await getObject(a!.ip)).metadata.labels).toEqual({
+    team: 'blue',
+    'floatip.io/node': 'node-3',
+    'floatip.io/pod': 'app-2',
+  });
+  await store.release(a!.ip, { key: 'dp_ns1_app_app-2' });
   expect(await objectNames()).toEqual([]);
   expect(store.allocator.get(a!.ip)).toBeUndefined();
 });

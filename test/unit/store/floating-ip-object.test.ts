@@ -3,6 +3,7 @@ import {
   fromFloatingIPObject,
   ipOfObjectName,
   objectNameOf,
+  ownedLabels,
   toFloatingIPObject,
 } from '../../../src/store/floating-ip-object.js';
 
@@ -99,7 +100,7 @@ describe('galaxy-written objects load unchanged', () => {
   });
 });
 
-test('an allocation round-trips through its object, with millisecond update times and labels kept', () => {
+test('an allocation round-trips through its object, with millisecond update times; other labels kept', () => {
   const allocation = {
     ip: 'fd00:100::a',
     key: 'dp_ns_app_app-1',
@@ -109,11 +110,18 @@ test('an allocation round-trips through its object, with millisecond update time
     updateTime: Date.parse('2026-11-29T10:00:00.123Z'),
     reserved: false,
   };
-  const object = toFloatingIPObject(allocation, { labels: { team: 'a' }, resourceVersion: '42' });
+  const object = toFloatingIPObject(allocation, {
+    labels: { team: 'a', 'floatip.io/node': 'old-node' },
+    resourceVersion: '42',
+  });
   expect(object).toEqual({
     apiVersion: 'galaxy.k8s.io/v1alpha1',
     kind: 'FloatingIP',
-    metadata: { name: 'fd00-100--a', labels: { team: 'a' }, resourceVersion: '42' },
+    metadata: {
+      name: 'fd00-100--a',
+      labels: { team: 'a', 'floatip.io/node': 'node-1', 'floatip.io/pod': 'app-1' },
+      resourceVersion: '42',
+    },
     spec: {
       key: 'dp_ns_app_app-1',
       attribute: '{"NodeName":"node-1","Uid":"uid-1"}',
@@ -122,4 +130,55 @@ test('an allocation round-trips through its object, with millisecond update time
     },
   });
   expect(fromFloatingIPObject(object)).toEqual({ ok: true, record: allocation });
+});
+
+describe('the node and pod labels (printer columns Node and Pod)', () => {
+  const held = {
+    ip: '10.0.0.5',
+    key: 'pool__p1_sts_ns1_web_web-0',
+    policy: ReleasePolicy.Immutable,
+    nodeName: 'node-1',
+    podUid: 'uid-1',
+    updateTime: 0,
+    reserved: false,
+  };
+
+  test('an address a pod holds: its node and the pod of its key', () => {
+    expect(ownedLabels(held)).toEqual({ 'floatip.io/node': 'node-1', 'floatip.io/pod': 'web-0' });
+    expect(toFloatingIPObject(held).metadata.labels).toEqual({
+      'floatip.io/node': 'node-1',
+      'floatip.io/pod': 'web-0',
+    });
+  });
+
+  test('a parked address (no node, no pod): both removed, labels floatip does not own kept', () => {
+    const parked = { ...held, key: 'pool__p1_', nodeName: '', podUid: '' };
+    expect(ownedLabels(parked)).toEqual({ 'floatip.io/node': null, 'floatip.io/pod': null });
+    const existing = { labels: { reserved: '', 'floatip.io/node': 'node-1', 'floatip.io/pod': 'web-0' } };
+    expect(toFloatingIPObject(parked, existing).metadata.labels).toEqual({ reserved: '' });
+    expect(toFloatingIPObject(parked).metadata.labels).toBeUndefined();
+  });
+
+  test('a StatefulSet address kept for a pod that is gone names no pod', () => {
+    expect(ownedLabels({ ...held, nodeName: '', podUid: '' })).toEqual({
+      'floatip.io/node': null,
+      'floatip.io/pod': null,
+    });
+  });
+
+  test.each([
+    ['a node name of more than 63 characters', { nodeName: `n${'x'.repeat(63)}` }, 'floatip.io/node'],
+    ['a pod name of more than 63 characters', { key: `sts_ns1_web_${'w'.repeat(64)}` }, 'floatip.io/pod'],
+    ['a value a label cannot hold', { nodeName: 'node:1' }, 'floatip.io/node'],
+  ])('%s is left out, the write goes ahead', (_name, change, label) => {
+    const object = toFloatingIPObject({ ...held, ...change });
+    expect(object.metadata.labels?.[label]).toBeUndefined();
+    expect(ownedLabels({ ...held, ...change })[label]).toBeNull();
+    expect(Object.keys(object.metadata.labels ?? {})).toHaveLength(1);
+  });
+
+  test('63 characters fit', () => {
+    const nodeName = `n${'x'.repeat(61)}1`;
+    expect(toFloatingIPObject({ ...held, nodeName }).metadata.labels?.['floatip.io/node']).toBe(nodeName);
+  });
 });
