@@ -12,9 +12,8 @@ import {
   type Allocation,
   AllocationKey,
   type Allocator,
-  STATEFULSET_PREFIX,
-  appTypePrefix,
   canonicalAddress,
+  typePrefixOfAppType,
 } from '../ipam/index.js';
 import type { DecisionLocks } from '../extender/extender.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
@@ -62,9 +61,8 @@ export interface ReleaseOptions {
 
 /** The key a release entry names (galaxy's NewKeyObj, spec §4.2); "" when it names no owner. */
 export function requestedKey(item: ReleaseItem): string {
-  const typePrefix = item.appType ? appTypePrefix(item.appType) : STATEFULSET_PREFIX;
   return AllocationKey.fromParts(
-    typePrefix,
+    typePrefixOfAppType(item.appType ?? ''),
     item.namespace ?? '',
     item.appName ?? '',
     item.podName ?? '',

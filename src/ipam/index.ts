@@ -44,6 +44,7 @@ export {
   STATEFULSET_PREFIX,
   appTypeName,
   appTypePrefix,
+  typePrefixOfAppType,
 } from './keys.js';
 export { NodeSubnetIndex } from './node-subnet.js';
 export { ReleasePolicy, isReleasePolicy, releasePolicyName, releasePolicyOf } from './policy.js';
