@@ -122,13 +122,21 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
       if (e.errorCode === 'format.openapi.validation' && /format "ip"/.test(e.message)) {
         return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not a valid ip`;
       }
-      if (field === 'body.name' && e.errorCode === 'minLength.openapi.validation')
-        return 'pool name is empty';
+      if (field === 'body.name' || field === 'params.name') {
+        if (e.errorCode === 'minLength.openapi.validation') return 'pool name is empty';
+        if (e.errorCode === 'pattern.openapi.validation' || e.errorCode === 'maxLength.openapi.validation')
+          return `pool name ${JSON.stringify(valueAt(req, e.path))} is not a Kubernetes object name (${POOL_NAME_RULE})`;
+      }
       if (e.errorCode === 'required.openapi.validation') return `${field}: is required`;
+      if (e.errorCode === 'additionalProperties.openapi.validation') return `${field}: unknown field`;
       return `${field}: ${e.message}`;
     })
     .join('; ');
 }
+
+/** What the document's PoolName pattern says, in words. */
+const POOL_NAME_RULE =
+  "lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters";
 
 /** `/body/ips/0/ip` -> `body.ips[0].ip` (also `.query.page` forms). */
 function fieldName(path: string): string {

@@ -751,8 +751,9 @@ describe('R5 /v1/pool', () => {
       [{}, 'bad request: body.name: is required'],
       [
         { name: 'Bad_Name' },
-        'bad request: body.name: must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"',
+        `bad request: pool name "Bad_Name" is not a Kubernetes object name (lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters)`,
       ],
+      [{ name: 'p', Size: 4 }, 'bad request: body.Size: unknown field'],
       [{ name: 'p', size: -1 }, 'bad request: body.size: must be >= 0'],
       [{ name: 'p', size: 'four' }, 'bad request: body.size: must be integer'],
       // JSON types are not coerced (galaxy's Go decoder refuses a string for an int too)

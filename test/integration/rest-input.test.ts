@@ -1,0 +1,97 @@
+// The REST API against hostile and awkward input, over real HTTP (what a fuzzer and galaxy's own
+// clients sent). Scenarios are numbered so a failure names one.
+import { request } from 'node:http';
+import { World } from './world.js';
+
+const CONFIG = [
+  {
+    nodeSubnets: ['10.0.1.0/24'],
+    ips: ['10.0.100.2~10.0.100.20'],
+    subnet: '10.0.100.0/24',
+    gateway: '10.0.100.1',
+  },
+  {
+    nodeSubnets: ['10.0.2.0/24'],
+    ips: ['fd00:100::2~fd00:100::ffff:ffff:ffff:fffe'],
+    subnet: 'fd00:100::/64',
+    gateway: 'fd00:100::1',
+  },
+];
+
+let world: World;
+
+beforeEach(async () => {
+  world = await World.start({ config: CONFIG });
+});
+
+afterEach(async () => {
+  await world.expectConsistent();
+  await world.stop();
+});
+
+type Json = Record<string, unknown>;
+const answer = async (method: string, path: string, body?: unknown) => {
+  const r = await world.rest(method, path, body);
+  return [r.status, r.json as Json] as const;
+};
+/** A request sent as written: fetch would normalise `/v1/pool/.` to `/v1/pool/` before sending. */
+function raw(method: string, path: string): Promise<[number, Json]> {
+  const url = new URL(world.floatip.apiUrl);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, method, path }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve([res.statusCode ?? 0, JSON.parse(text) as Json]));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const POOL_NAME_RULE =
+  "lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters";
+
+describe('I1 pool names are Kubernetes object names, checked before anything reaches the API server', () => {
+  test('I1a `.`, `..`, their escapes, an escaped `/`, upper case, too long: 400 for GET and DELETE; every Pool survives', async () => {
+    for (const name of ['p1', 'p2.example']) {
+      expect(await answer('POST', '/v1/pool', { name, size: 1 })).toEqual([200, { code: 200, message: '' }]);
+    }
+    const cases: [string, string][] = [
+      ['.', '.'],
+      ['..', '..'],
+      ['%2e', '.'],
+      ['%2E%2e', '..'],
+      ['a%2Fb', 'a/b'],
+      ['P1', 'P1'],
+      ['p1.', 'p1.'],
+      ['-p1', '-p1'],
+      ['p_1', 'p_1'],
+      ['a'.repeat(254), 'a'.repeat(254)],
+    ];
+    for (const method of ['GET', 'DELETE']) {
+      for (const [segment, name] of cases) {
+        expect([method, segment, ...(await raw(method, `/v1/pool/${segment}`))]).toEqual([
+          method,
+          segment,
+          400,
+          {
+            code: 400,
+            message: `bad request: pool name ${JSON.stringify(name)} is not a Kubernetes object name (${POOL_NAME_RULE})`,
+          },
+        ]);
+      }
+      // no route for these, as in galaxy's router
+      expect(await raw(method, '/v1/pool/a/b')).toEqual([
+        404,
+        { code: 404, message: `not found: no route ${method} /v1/pool/a/b` },
+      ]);
+      expect((await raw(method, '/v1/pool/'))[0]).toBe(405);
+    }
+    for (const name of ['p1', 'p2.example']) {
+      expect(await answer('GET', `/v1/pool/${name}`)).toEqual([
+        200,
+        { code: 200, message: '', pool: { name, size: 1, preAllocateIP: false } },
+      ]);
+    }
+  });
+});
