@@ -1,6 +1,8 @@
 // The REST API against hostile and awkward input, over real HTTP (what a fuzzer and galaxy's own
-// clients sent). Scenarios are numbered so a failure names one.
+// clients sent): names that are paths, bodies that name nothing. Scenarios are numbered so a
+// failure names one.
 import { request } from 'node:http';
+import { ReleasePolicy } from '../../src/ipam/index.js';
 import { World } from './world.js';
 
 const CONFIG = [
@@ -34,6 +36,9 @@ const answer = async (method: string, path: string, body?: unknown) => {
   const r = await world.rest(method, path, body);
   return [r.status, r.json as Json] as const;
 };
+const hold = (ip: string, key: string) =>
+  world.floatip.store.allocateIP(ip, key, { policy: ReleasePolicy.Never, nodeName: '', podUid: '' });
+
 /** A request sent as written: fetch would normalise `/v1/pool/.` to `/v1/pool/` before sending. */
 function raw(method: string, path: string): Promise<[number, Json]> {
   const url = new URL(world.floatip.apiUrl);
@@ -93,5 +98,25 @@ describe('I1 pool names are Kubernetes object names, checked before anything rea
         { code: 200, message: '', pool: { name, size: 1, preAllocateIP: false } },
       ]);
     }
+  });
+});
+
+describe('I2 POST /v1/ip names what it releases', () => {
+  test('I2a no `ips`, a misspelt one, an unknown field: 400 naming the field, nothing released; an empty list is a 200', async () => {
+    await hold('10.0.100.2', 'pool__p1_');
+    expect(await answer('POST', '/v1/ip', {})).toEqual([
+      400,
+      { code: 400, message: 'bad request: body.ips: is required' },
+    ]);
+    expect(await answer('POST', '/v1/ip', { ip: [{ ip: '10.0.100.2', poolName: 'p1' }] })).toEqual([
+      400,
+      { code: 400, message: 'bad request: body.ips: is required' },
+    ]);
+    expect(
+      await answer('POST', '/v1/ip', { ips: [{ ip: '10.0.100.2', poolName: 'p1' }], dryrun: true }),
+    ).toEqual([400, { code: 400, message: 'bad request: body.dryrun: unknown field' }]);
+    expect(world.floatip.allocator.get('10.0.100.2')?.key).toBe('pool__p1_');
+    // galaxy's clients post what they found releasable, which may be nothing
+    expect(await answer('POST', '/v1/ip', { ips: [] })).toEqual([200, { code: 200, message: '' }]);
   });
 });
