@@ -8,6 +8,8 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { parse } from 'yaml';
 import { canonicalAddress } from '../ipam/index.js';
 import { packagePath } from '../paths.js';
+import { ApiError } from './envelope.js';
+import { QueryStringError, parseQuery } from './query-string.js';
 
 export interface OpenApiDocument {
   readonly openapi: string;
@@ -53,21 +55,24 @@ export interface ValidatorOptions {
 }
 
 /**
- * galaxy reads `page=` as no page at all (an unparsable number is its default), and forms send
- * empty fields: an empty query parameter counts as absent.
+ * req.query as galaxy's Go server read the query string (query-string.ts), where a malformed one
+ * is a 400. An empty parameter counts as absent: galaxy reads `page=` as no page at all (an
+ * unparsable number is its default), and forms send empty fields. A parameter named with `[` is
+ * dropped: the validator would read `keyword[x]=1` as an object `keyword`, where Go saw another
+ * parameter, which no operation knows (and unknown ones are ignored, as galaxy ignored them).
  */
-const emptyMeansAbsent: RequestHandler = (req, _res, next) => {
-  const query = req.query;
-  if (Object.values(query).some((v) => v === '')) {
-    const kept = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== ''));
-    // express 5's req.query is a getter that parses the URL again: shadow it
-    Object.defineProperty(req, 'query', {
-      value: kept,
-      writable: true,
-      configurable: true,
-      enumerable: true,
-    });
+const goQuery: RequestHandler = (req, _res, next) => {
+  const at = req.originalUrl.indexOf('?');
+  let query: Record<string, string>;
+  try {
+    query = parseQuery(at < 0 ? '' : req.originalUrl.slice(at + 1));
+  } catch (err) {
+    if (err instanceof QueryStringError) throw new ApiError(400, `query: ${err.message}`);
+    throw err;
   }
+  const kept = Object.fromEntries(Object.entries(query).filter(([k, v]) => v !== '' && !k.includes('[')));
+  // express 5's req.query is a getter that parses the URL again: shadow it
+  Object.defineProperty(req, 'query', { value: kept, writable: true, configurable: true, enumerable: true });
   next();
 };
 
@@ -94,7 +99,7 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
     formats: { ip: { type: 'string', validate: isIP } },
     validateFormats: true,
   }) as unknown as RequestHandler[];
-  return [emptyMeansAbsent, ...validator];
+  return [goQuery, ...validator];
 }
 
 /** A finding of the validator, as express-openapi-validator throws it. */

@@ -1,6 +1,6 @@
 // The REST API against hostile and awkward input, over real HTTP (what a fuzzer and galaxy's own
-// clients sent): names that are paths, bodies that name nothing. Scenarios are numbered so a
-// failure names one.
+// clients sent): names that are paths, bodies that name nothing, query strings as Go and Python
+// encode them. Scenarios are numbered so a failure names one.
 import { request } from 'node:http';
 import { ReleasePolicy } from '../../src/ipam/index.js';
 import { World } from './world.js';
@@ -118,5 +118,55 @@ describe('I2 POST /v1/ip names what it releases', () => {
     expect(world.floatip.allocator.get('10.0.100.2')?.key).toBe('pool__p1_');
     // galaxy's clients post what they found releasable, which may be nothing
     expect(await answer('POST', '/v1/ip', { ips: [] })).toEqual([200, { code: 200, message: '' }]);
+  });
+});
+
+describe('I3 query strings read as galaxy read them (Go url.ParseQuery)', () => {
+  test('I3a `+` is a space, escapes decode, reserved characters stand for themselves, the first repeat counts', async () => {
+    await hold('10.0.100.2', 'sts_ns1_web_web-0');
+    await hold('10.0.100.3', 'sts_ns1_web_web-1');
+    const ips = async (query: string) => {
+      const [status, body] = await answer('GET', `/v1/ip?${query}`);
+      return [query, status, ((body.content as Json[] | undefined) ?? []).map((i) => i.ip)];
+    };
+    const cases: [string, string[]][] = [
+      // Go's and Python's clients encode a space as `+`
+      ['keyword=web&sort=ip+desc', ['10.0.100.3', '10.0.100.2']],
+      ['keyword=web&sort=IP%20DESC', ['10.0.100.3', '10.0.100.2']],
+      ['keyword=web+0', []],
+      ['keyword=web%2D0', ['10.0.100.2']],
+      ['keyword=web-1&keyword=web-0', ['10.0.100.3']],
+      ['keyword=a:b', []],
+      ['podName=web,x', []],
+      ['namespace=ns1&appName=web&podName=web-0@x/y', []],
+      ['namespace=ns1&appName=web&podName=web-0', ['10.0.100.2']],
+      // a parameter galaxy did not know is ignored, brackets or not
+      ['keyword[x]=1&keyword=web-1', ['10.0.100.3']],
+    ];
+    for (const [query, expected] of cases) expect(await ips(query)).toEqual([query, 200, expected]);
+    const [status, body] = await answer('POST', '/v1/ip?dryRun=true', {
+      ips: [{ ip: '10.0.100.2', namespace: 'ns1', appName: 'web', podName: 'web-0' }],
+    });
+    expect([status, body.dryRun]).toEqual([200, true]);
+  });
+
+  test('I3b what Go refuses is a 400 in its words: a malformed escape, a `;`', async () => {
+    const cases: [string, string][] = [
+      ['keyword=%zz', 'query: invalid URL escape "%zz"'],
+      ['keyword=web%', 'query: invalid URL escape "%"'],
+      ['size=2;page=1', 'query: invalid semicolon separator in query'],
+      ['keyword=a%3Bb&x=1;', 'query: invalid semicolon separator in query'],
+    ];
+    for (const [query, message] of cases) {
+      expect([query, ...(await answer('GET', `/v1/ip?${query}`))]).toEqual([
+        query,
+        400,
+        { code: 400, message: `bad request: ${message}` },
+      ]);
+    }
+    expect(await answer('GET', '/v1/ip?keyword=a%3Bb')).toEqual([
+      200,
+      { last: true, totalElements: 0, totalPages: 0, first: true, numberOfElements: 0, size: 10, number: 0 },
+    ]);
   });
 });
