@@ -104,7 +104,12 @@ export function ipRoutes(deps: IPRouteDeps) {
       const message = dryRun
         ? `dry run: would release ${report.released.length} ips, ${failed} ips would fail, please check the reasons why they would fail`
         : `Released ${report.released.length} ips, ${failed} ips failed, please check the reasons why they failed`;
-      sendEnvelope(res, 202, message, { ...dry, unreleased: report.unreleased, reasons: report.reasons });
+      sendEnvelope(res, 202, message, {
+        ...dry,
+        unreleased: report.unreleased,
+        reasons: report.reasons,
+        details: report.details,
+      });
     },
 
     subnets(_req: Request, res: Response): void {

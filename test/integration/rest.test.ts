@@ -492,13 +492,16 @@ describe('R4 POST /v1/ip', () => {
     expect(world.floatip.allocator.get(ip)).toBeUndefined();
   });
 
-  test('R4c refused: a running pod, a changed owner, a reserved IP, a free one, an unknown one; nothing changes', async () => {
+  test("R4c refused: a pending and a running pod, a changed owner, a reserved IP, a free one, an unknown one; galaxy's reasons, floatip's details; nothing changes", async () => {
     const running = await boundSts('web-0');
     const moved = await boundSts('web-1');
+    const up = await boundSts('web-2');
+    await setPhase('web-2', 'Running');
     await createObject('10.0.100.16', 'pool__reserved-for-node_', { reserved: 'x' });
     const res = await post('/v1/ip', {
       ips: [
         { ip: running.ip, namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        { ip: up.ip, namespace: 'ns1', appName: 'web', podName: 'web-2' },
         // the caller believes web-9 holds it; web-1 does
         { ip: moved.ip, namespace: 'ns1', appName: 'web', podName: 'web-9' },
         { ip: '10.0.100.16', poolName: 'reserved-for-node' },
@@ -510,16 +513,28 @@ describe('R4 POST /v1/ip', () => {
     expect(res.status).toBe(202);
     expect(res.body).toEqual({
       code: 202,
-      message: 'Released 0 ips, 6 ips failed, please check the reasons why they failed',
+      message: 'Released 0 ips, 7 ips failed, please check the reasons why they failed',
       // galaxy's order: judged unreleasable first, then failed releases, each in request order
-      unreleased: [running.ip, '10.0.100.16', '10.0.100.18', moved.ip, '10.0.100.19', '192.168.7.7'],
+      unreleased: [running.ip, up.ip, '10.0.100.16', '10.0.100.18', moved.ip, '10.0.100.19', '192.168.7.7'],
+      // galaxy's exact texts, with the pod's real phase...
       reasons: [
-        `releasable is false, pod status Pending: pod ns1_web-0 (uid ${running.pod.metadata!.uid}) is running`,
-        'releasable is false: 10.0.100.16 is reserved (its FloatingIP 10.0.100.16 has the label "reserved"; remove the label or the object to free it)',
-        'releasable is false: the entry names no owner (give poolName, or namespace, appName and podName)',
-        `ip allocated to another pod sts_ns1_web_web-1 (the request names sts_ns1_web_web-9)`,
+        'releasable is false, pod status Pending',
+        'releasable is false, pod status Running',
+        'releasable is false: 10.0.100.16 is reserved',
+        'releasable is false: the entry names no owner',
+        'ip allocated to another pod sts_ns1_web_web-1',
         '10.0.100.19 is not allocated (already released)',
         '192.168.7.7 is not in any configured range',
+      ],
+      // ... and what floatip knows besides, index by index
+      details: [
+        `pod ns1_web-0 (uid ${running.pod.metadata!.uid}) has not finished (phase Pending)`,
+        `pod ns1_web-2 (uid ${up.pod.metadata!.uid}) has not finished (phase Running)`,
+        'its FloatingIP 10.0.100.16 has the label "reserved"; remove the label or the object to free it',
+        'give poolName, or namespace, appName and podName',
+        'the request names sts_ns1_web_web-9',
+        '',
+        '',
       ],
     });
     expect(world.floatip.allocator.get(running.ip)?.key).toBe('sts_ns1_web_web-0');
@@ -589,6 +604,7 @@ describe('R4 POST /v1/ip', () => {
       message: 'Released 3 ips, 1 ips failed, please check the reasons why they failed',
       unreleased: ['10.0.100.4'],
       reasons: ['10.0.100.4 is not allocated (already released)'],
+      details: [''],
     });
     expect(world.floatip.allocator.byPrefix('pool__p1_')).toEqual([]);
     expect(await auditEvents('fd00-100--7')).toHaveLength(1);
@@ -611,7 +627,8 @@ describe('R4 POST /v1/ip', () => {
       dryRun: true,
       released: ['10.0.100.10'],
       unreleased: [running.ip],
-      reasons: [expect.stringMatching(/^releasable is false, pod status Pending: pod ns1_web-0/)],
+      reasons: ['releasable is false, pod status Pending'],
+      details: [`pod ns1_web-0 (uid ${running.pod.metadata!.uid}) has not finished (phase Pending)`],
     });
     const ok = await post('/v1/ip?dryRun=true', { ips: [request.ips[0]] });
     expect(ok.body).toEqual({
@@ -885,9 +902,10 @@ describe('R7 a release racing a bind never assigns an address twice', () => {
       expect(world.floatip.allocator.get(ip!)?.key).toBe(`dp_ns1_app_${name}`);
       expect(world.floatip.allocator.byKey(`dp_ns1_app_${name}`)).toHaveLength(1);
       if (released.status === 202) {
-        expect((released.json as Json).reasons).toEqual([
-          `ip allocated to another pod dp_ns1_app_${name} (the request names dp_ns1_app_)`,
-        ]);
+        expect(released.json).toMatchObject({
+          reasons: [`ip allocated to another pod dp_ns1_app_${name}`],
+          details: ['the request names dp_ns1_app_'],
+        });
       }
       await world.expectConsistent();
     }
@@ -944,11 +962,10 @@ describe('R7 a release racing a bind never assigns an address twice', () => {
       expect(bound).toBe('');
       outcomes.add(released.status);
       if (released.status === 202) {
-        expect((released.json as Json).reasons).toEqual([
-          expect.stringMatching(
-            new RegExp(`^releasable is false, pod status Pending: pod ns1_${name} \\(uid .*\\) is running$`),
-          ),
-        ]);
+        expect(released.json).toMatchObject({
+          reasons: ['releasable is false, pod status Pending'],
+          details: [expect.stringMatching(new RegExp(`^pod ns1_${name} \\(uid .+\\) has not finished`))],
+        });
       }
       const [ip] = await world.addressesOf(name);
       expect(world.floatip.allocator.get(ip!)?.key).toBe(key);
