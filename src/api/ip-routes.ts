@@ -92,7 +92,7 @@ export function ipRoutes(deps: IPRouteDeps) {
 
     async release(req: Request, res: Response): Promise<void> {
       const dryRun = req.query.dryRun === (true as unknown);
-      // required: the OpenAPI document says so and the validator saw to it
+      // required, and at most 10,000 entries: the OpenAPI document says so and the validator saw to it
       const items = (req.body as { ips: ReleaseItem[] }).ips;
       const report = await releaseIPs(deps, items, { actor: actorOf(req), dryRun });
       const failed = report.unreleased.length;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Request, RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { parse } from 'yaml';
-import { canonicalAddress } from '../ipam/index.js';
+import { parseAddress } from '../ipam/index.js';
 import { packagePath } from '../paths.js';
 import { ApiError } from './envelope.js';
 import { QueryStringError, parseQuery } from './query-string.js';
@@ -42,7 +42,7 @@ export function documentedOperations(doc: OpenApiDocument = openApiDocument()): 
 /** `format: ip`: an IPv4 or IPv6 address in any form the core accepts. */
 function isIP(text: string): boolean {
   try {
-    canonicalAddress(text);
+    parseAddress(text);
     return true;
   } catch {
     return false;
@@ -86,6 +86,9 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
       // parameters are text and always coerced to their types; a JSON body must have the right
       // types already (galaxy's Go decoder refuses "4" for an int, too)
       coerceTypes: false,
+      // not `allErrors`: the first finding ends validation, so that `maxItems` refuses an
+      // oversized release before any of its entries is looked at
+      allErrors: false,
     },
     validateResponses: options.validateResponses
       ? {

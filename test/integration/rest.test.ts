@@ -1,16 +1,13 @@
 // The REST API over real HTTP, with floatip on the embedded API server (World). Every answer is
 // also checked against the OpenAPI document (the World turns on response validation), and every
 // scenario ends with the consistency check. Scenarios are numbered so a failure names one.
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { PatchStrategy, type V1Pod, setHeaderOptions } from '@kubernetes/client-node';
-import { pino } from 'pino';
-import { ApiError, restApp } from '../../src/api/index.js';
+import { ApiError } from '../../src/api/index.js';
 import { ReleasePolicy } from '../../src/ipam/index.js';
 import { DEFAULT_RESOURCE } from '../../src/kube/pod.js';
+import { silentLogger } from '../../src/log.js';
 import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
-import { eventually } from './helpers.js';
+import { capturedLog, eventually } from './helpers.js';
 import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { World } from './world.js';
 
@@ -686,6 +683,25 @@ describe('R4 POST /v1/ip', () => {
     expect((await post('/v1/ip', { ips: listed })).body).toEqual({ code: 200, message: '' });
     expect(world.floatip.allocator.byPrefix('')).toEqual([]);
   });
+
+  test('R4i an item sent back as GET /v1/ip listed it names its owner: a bare pod (appType NULL) too', async () => {
+    await hold('10.0.100.5', 'NULL_ns1_NULL_x');
+    await hold('10.0.100.6', 'sts_ns1_web_web-3');
+    await hold('10.0.100.7', 'tapp_ns1_t_t-0');
+    await hold('10.0.100.8', 'pool__p1_dp_ns1_api_api-5f7-x');
+    const listed = (await get('/v1/ip?namespace=ns1')).body.content as Json[];
+    expect(listed.map((i) => i.appType)).toEqual(['NULL', 'statefulset', 'tapp', 'deployment']);
+    // the list's own filter reads its appType back too
+    expect(ipsOf((await get('/v1/ip?namespace=ns1&appName=NULL&appType=NULL')).body)).toEqual(['10.0.100.5']);
+    expect(ipsOf((await get('/v1/ip?appType=NULL')).body)).toEqual(['10.0.100.5']);
+    const res = await post('/v1/ip?dryRun=true', { ips: listed });
+    expect([res.status, res.body.released]).toEqual([
+      200,
+      ['10.0.100.5', '10.0.100.6', '10.0.100.7', '10.0.100.8'],
+    ]);
+    expect((await post('/v1/ip', { ips: listed })).body).toEqual({ code: 200, message: '' });
+    expect(world.floatip.allocator.byPrefix('')).toEqual([]);
+  });
 });
 
 // ---- pools
@@ -994,37 +1010,12 @@ describe('R7 a release racing a bind never assigns an address twice', () => {
 // ---- the hooks: authentication (identity for the audit trail) and metrics
 
 describe('R8 hooks', () => {
-  let server: Server | undefined;
-  afterEach(async () => {
-    await new Promise<void>((resolve) => {
-      if (!server) return resolve();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    server = undefined;
-  });
-
-  async function serve(app: ReturnType<typeof restApp>): Promise<string> {
-    server = createServer(app);
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  }
-
   test('R8b a follower (serving false) answers reads and refuses changes with 503', async () => {
-    const f = world.floatip;
-    const url = await serve(
-      restApp({
-        allocator: f.allocator,
-        store: f.store,
-        cluster: f.cluster,
-        pools: f.pools,
-        locks: f.locks,
-        events: f.events,
-        log: pino({ level: 'silent' }),
-        validateResponses: true,
-        serving: () => false,
-      }),
-    );
+    const url = await world.serveRest({
+      log: silentLogger(),
+      validateResponses: true,
+      serving: () => false,
+    });
     await hold('10.0.100.7', 'pool__p1_');
     expect((await fetch(`${url}/v1/ip?poolName=p1`)).status).toBe(200);
     const write = (method: string, path: string, body?: unknown) =>
@@ -1047,24 +1038,8 @@ describe('R8 hooks', () => {
   });
 
   test('R8a an authentication middleware names the caller in the audit trail; /metrics serves the handler', async () => {
-    const lines: Json[] = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(JSON.parse(chunk.toString()) as Json);
-          done();
-        },
-      }),
-    );
-    const f = world.floatip;
-    const app = restApp({
-      allocator: f.allocator,
-      store: f.store,
-      cluster: f.cluster,
-      pools: f.pools,
-      locks: f.locks,
-      events: f.events,
+    const { log, lines } = capturedLog();
+    const url = await world.serveRest({
       log,
       validateResponses: true,
       authenticate: (req, _res, next) => {
@@ -1077,9 +1052,6 @@ describe('R8 hooks', () => {
         res.type('text/plain').send('galaxy_ip_counter{type="total"} 19\n');
       },
     });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await hold('10.0.100.7', 'pool__p1_');
     const release = (headers: Record<string, string>) =>
       fetch(`${url}/v1/ip`, {
