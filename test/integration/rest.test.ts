@@ -683,25 +683,6 @@ describe('R4 POST /v1/ip', () => {
     expect((await post('/v1/ip', { ips: listed })).body).toEqual({ code: 200, message: '' });
     expect(world.floatip.allocator.byPrefix('')).toEqual([]);
   });
-
-  test('R4i an item sent back as GET /v1/ip listed it names its owner: a bare pod (appType NULL) too', async () => {
-    await hold('10.0.100.5', 'NULL_ns1_NULL_x');
-    await hold('10.0.100.6', 'sts_ns1_web_web-3');
-    await hold('10.0.100.7', 'tapp_ns1_t_t-0');
-    await hold('10.0.100.8', 'pool__p1_dp_ns1_api_api-5f7-x');
-    const listed = (await get('/v1/ip?namespace=ns1')).body.content as Json[];
-    expect(listed.map((i) => i.appType)).toEqual(['NULL', 'statefulset', 'tapp', 'deployment']);
-    // the list's own filter reads its appType back too
-    expect(ipsOf((await get('/v1/ip?namespace=ns1&appName=NULL&appType=NULL')).body)).toEqual(['10.0.100.5']);
-    expect(ipsOf((await get('/v1/ip?appType=NULL')).body)).toEqual(['10.0.100.5']);
-    const res = await post('/v1/ip?dryRun=true', { ips: listed });
-    expect([res.status, res.body.released]).toEqual([
-      200,
-      ['10.0.100.5', '10.0.100.6', '10.0.100.7', '10.0.100.8'],
-    ]);
-    expect((await post('/v1/ip', { ips: listed })).body).toEqual({ code: 200, message: '' });
-    expect(world.floatip.allocator.byPrefix('')).toEqual([]);
-  });
 });
 
 // ---- pools
