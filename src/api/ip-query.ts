@@ -14,8 +14,7 @@ import {
   AllocationKey,
   type Allocator,
   POOL_KEY_PREFIX,
-  STATEFULSET_PREFIX,
-  appTypePrefix,
+  typePrefixOfAppType,
 } from '../ipam/index.js';
 
 export interface IPFilters {
@@ -38,9 +37,14 @@ export function selectIPs(allocator: Allocator, f: IPFilters): Selection {
   if (f.poolName && !f.appName) {
     return { kind: 'allocations', allocations: allocator.byPrefix(`${POOL_KEY_PREFIX}${f.poolName}_`) };
   }
-  const typePrefix = f.appType ? appTypePrefix(f.appType) : STATEFULSET_PREFIX;
   if (f.namespace && f.appName) {
-    const key = AllocationKey.fromParts(typePrefix, f.namespace, f.appName, f.podName, f.poolName).text;
+    const key = AllocationKey.fromParts(
+      typePrefixOfAppType(f.appType),
+      f.namespace,
+      f.appName,
+      f.podName,
+      f.poolName,
+    ).text;
     return { kind: 'allocations', allocations: f.podName ? allocator.byKey(key) : allocator.byPrefix(key) };
   }
   return { kind: 'allocations', allocations: matchParts(allocator, f) };
@@ -48,7 +52,7 @@ export function selectIPs(allocator: Allocator, f: IPFilters): Selection {
 
 /** Allocations whose key has exactly the given parts; one pass, each distinct key parsed once. */
 function matchParts(allocator: Allocator, f: IPFilters): Allocation[] {
-  const type = f.appType ? appTypePrefix(f.appType) : undefined;
+  const type = f.appType ? typePrefixOfAppType(f.appType) : undefined;
   const verdicts = new Map<string, boolean>();
   const matches = (text: string): boolean => {
     let verdict = verdicts.get(text);

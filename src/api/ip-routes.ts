@@ -92,7 +92,8 @@ export function ipRoutes(deps: IPRouteDeps) {
 
     async release(req: Request, res: Response): Promise<void> {
       const dryRun = req.query.dryRun === (true as unknown);
-      const items = ((req.body as { ips?: ReleaseItem[] }).ips ?? []) as ReleaseItem[];
+      // required, and at most 10,000 entries: the OpenAPI document says so and the validator saw to it
+      const items = (req.body as { ips: ReleaseItem[] }).ips;
       const report = await releaseIPs(deps, items, { actor: actorOf(req), dryRun });
       const failed = report.unreleased.length;
       const dry = dryRun ? { dryRun: true, released: report.released } : {};
@@ -103,7 +104,12 @@ export function ipRoutes(deps: IPRouteDeps) {
       const message = dryRun
         ? `dry run: would release ${report.released.length} ips, ${failed} ips would fail, please check the reasons why they would fail`
         : `Released ${report.released.length} ips, ${failed} ips failed, please check the reasons why they failed`;
-      sendEnvelope(res, 202, message, { ...dry, unreleased: report.unreleased, reasons: report.reasons });
+      sendEnvelope(res, 202, message, {
+        ...dry,
+        unreleased: report.unreleased,
+        reasons: report.reasons,
+        details: report.details,
+      });
     },
 
     subnets(_req: Request, res: Response): void {

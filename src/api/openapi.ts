@@ -6,8 +6,10 @@ import { readFileSync } from 'node:fs';
 import type { Request, RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { parse } from 'yaml';
-import { canonicalAddress } from '../ipam/index.js';
+import { parseAddress } from '../ipam/index.js';
 import { packagePath } from '../paths.js';
+import { ApiError } from './envelope.js';
+import { QueryStringError, parseQuery } from './query-string.js';
 
 export interface OpenApiDocument {
   readonly openapi: string;
@@ -40,7 +42,7 @@ export function documentedOperations(doc: OpenApiDocument = openApiDocument()): 
 /** `format: ip`: an IPv4 or IPv6 address in any form the core accepts. */
 function isIP(text: string): boolean {
   try {
-    canonicalAddress(text);
+    parseAddress(text);
     return true;
   } catch {
     return false;
@@ -53,21 +55,24 @@ export interface ValidatorOptions {
 }
 
 /**
- * galaxy reads `page=` as no page at all (an unparsable number is its default), and forms send
- * empty fields: an empty query parameter counts as absent.
+ * req.query as galaxy's Go server read the query string (query-string.ts), where a malformed one
+ * is a 400. An empty parameter counts as absent: galaxy reads `page=` as no page at all (an
+ * unparsable number is its default), and forms send empty fields. A parameter named with `[` is
+ * dropped: the validator would read `keyword[x]=1` as an object `keyword`, where Go saw another
+ * parameter, which no operation knows (and unknown ones are ignored, as galaxy ignored them).
  */
-const emptyMeansAbsent: RequestHandler = (req, _res, next) => {
-  const query = req.query;
-  if (Object.values(query).some((v) => v === '')) {
-    const kept = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== ''));
-    // express 5's req.query is a getter that parses the URL again: shadow it
-    Object.defineProperty(req, 'query', {
-      value: kept,
-      writable: true,
-      configurable: true,
-      enumerable: true,
-    });
+const goQuery: RequestHandler = (req, _res, next) => {
+  const at = req.originalUrl.indexOf('?');
+  let query: Record<string, string>;
+  try {
+    query = parseQuery(at < 0 ? '' : req.originalUrl.slice(at + 1));
+  } catch (err) {
+    if (err instanceof QueryStringError) throw new ApiError(400, `query: ${err.message}`);
+    throw err;
   }
+  const kept = Object.fromEntries(Object.entries(query).filter(([k, v]) => v !== '' && !k.includes('[')));
+  // express 5's req.query is a getter that parses the URL again: shadow it
+  Object.defineProperty(req, 'query', { value: kept, writable: true, configurable: true, enumerable: true });
   next();
 };
 
@@ -81,6 +86,9 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
       // parameters are text and always coerced to their types; a JSON body must have the right
       // types already (galaxy's Go decoder refuses "4" for an int, too)
       coerceTypes: false,
+      // not `allErrors`: the first finding ends validation, so that `maxItems` refuses an
+      // oversized release before any of its entries is looked at
+      allErrors: false,
     },
     validateResponses: options.validateResponses
       ? {
@@ -94,7 +102,7 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
     formats: { ip: { type: 'string', validate: isIP } },
     validateFormats: true,
   }) as unknown as RequestHandler[];
-  return [emptyMeansAbsent, ...validator];
+  return [goQuery, ...validator];
 }
 
 /** A finding of the validator, as express-openapi-validator throws it. */
@@ -122,13 +130,21 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
       if (e.errorCode === 'format.openapi.validation' && /format "ip"/.test(e.message)) {
         return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not a valid ip`;
       }
-      if (field === 'body.name' && e.errorCode === 'minLength.openapi.validation')
-        return 'pool name is empty';
+      if (field === 'body.name' || field === 'params.name') {
+        if (e.errorCode === 'minLength.openapi.validation') return 'pool name is empty';
+        if (e.errorCode === 'pattern.openapi.validation' || e.errorCode === 'maxLength.openapi.validation')
+          return `pool name ${JSON.stringify(valueAt(req, e.path))} is not a Kubernetes object name (${POOL_NAME_RULE})`;
+      }
       if (e.errorCode === 'required.openapi.validation') return `${field}: is required`;
+      if (e.errorCode === 'additionalProperties.openapi.validation') return `${field}: unknown field`;
       return `${field}: ${e.message}`;
     })
     .join('; ');
 }
+
+/** What the document's PoolName pattern says, in words. */
+const POOL_NAME_RULE =
+  "lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters";
 
 /** `/body/ips/0/ip` -> `body.ips[0].ip` (also `.query.page` forms). */
 function fieldName(path: string): string {

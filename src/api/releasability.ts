@@ -15,8 +15,13 @@ export interface Releasability {
   readonly releasable: boolean;
   /** galaxy's status: the pod's phase, `Deleted`, `Unknown`, or "" (no pod named). */
   readonly status: string;
-  /** Why not, when not releasable. */
+  /**
+   * Why not, when not releasable: galaxy's exact `releasable is false, pod status <status>` when
+   * a pod decided it, else floatip's own `releasable is false: ...`.
+   */
   readonly reason?: string;
+  /** What floatip adds to the reason (which pod, which label); never part of galaxy's text. */
+  readonly detail?: string;
 }
 
 /** The pod the key names, as far as it is known: a pod, none, or `unknown` (could not tell). */
@@ -38,7 +43,8 @@ export function judge(allocation: Allocation | undefined, pod: PodState): Releas
     return {
       releasable: false,
       status: '',
-      reason: `releasable is false: ${ip} is reserved (its FloatingIP ${objectNameOf(ip)} has the label "reserved"; remove the label or the object to free it)`,
+      reason: `releasable is false: ${ip} is reserved`,
+      detail: `its FloatingIP ${objectNameOf(ip)} has the label "reserved"; remove the label or the object to free it`,
     };
   }
   const parsed = AllocationKey.parse(key);
@@ -47,6 +53,7 @@ export function judge(allocation: Allocation | undefined, pod: PodState): Releas
       releasable: false,
       status: '',
       reason: `releasable is false: key ${JSON.stringify(key)} names no pod, app or pool`,
+      detail: '',
     };
   }
   // a parked address (an app's or a pool's) belongs to no pod
@@ -56,7 +63,8 @@ export function judge(allocation: Allocation | undefined, pod: PodState): Releas
     return {
       releasable: false,
       status: 'Unknown',
-      reason: `releasable is false, pod status Unknown: cannot tell whether pod ${who} exists`,
+      reason: podStatusReason('Unknown'),
+      detail: `cannot tell whether pod ${who} exists`,
     };
   }
   if (!pod) return { releasable: true, status: 'Deleted' };
@@ -68,6 +76,10 @@ export function judge(allocation: Allocation | undefined, pod: PodState): Releas
   return {
     releasable: false,
     status: phase,
-    reason: `releasable is false, pod status ${phase || 'Unknown'}: pod ${who} (uid ${allocation.podUid || uid}) is running`,
+    reason: podStatusReason(phase),
+    detail: `pod ${who} (uid ${allocation.podUid || uid}) has not finished (phase ${phase || 'not set'})`,
   };
 }
+
+/** galaxy's reason for an address its pod keeps, to the letter (spec Appendix A). */
+const podStatusReason = (status: string) => `releasable is false, pod status ${status}`;

@@ -7,19 +7,23 @@
 // Each decision and its release run under the lock of the pod the key names (or of the app/pool
 // for a parked address), the lock bind takes, so a release never interleaves with a bind of that
 // pod; the store's release is itself conditional on the key and pod UID decided on.
+// `reasons` keep galaxy's exact texts where galaxy had one; what floatip adds goes to `details`.
+// A request names at most 10,000 entries (the OpenAPI document's `maxItems`), and the work yields
+// the event loop every few milliseconds: the extender shares this process, and kube-scheduler's
+// calls must not wait for a long release. One log line sums up each request.
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   type Allocation,
   AllocationKey,
   type Allocator,
-  STATEFULSET_PREFIX,
-  appTypePrefix,
   canonicalAddress,
+  typePrefixOfAppType,
 } from '../ipam/index.js';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import { type AuditSink, releaseAudited } from '../store/release-audit.js';
-import { type PodState, judge, podOf } from './releasability.js';
+import { type PodState, type Releasability, judge, podOf } from './releasability.js';
+import { timeSlicer } from './time-slice.js';
 
 export interface ReleaseItem {
   readonly ip: string;
@@ -49,9 +53,10 @@ export interface ReleaseDeps {
 export interface ReleaseReport {
   /** Released (or, on a dry run, releasable), as the request wrote them. */
   readonly released: string[];
-  /** Left as they were; `reasons[i]` says why for `unreleased[i]`. */
+  /** Left as they were; `reasons[i]` says why for `unreleased[i]`, and `details[i]` says more. */
   readonly unreleased: string[];
   readonly reasons: string[];
+  readonly details: string[];
 }
 
 export interface ReleaseOptions {
@@ -62,9 +67,8 @@ export interface ReleaseOptions {
 
 /** The key a release entry names (galaxy's NewKeyObj, spec §4.2); "" when it names no owner. */
 export function requestedKey(item: ReleaseItem): string {
-  const typePrefix = item.appType ? appTypePrefix(item.appType) : STATEFULSET_PREFIX;
   return AllocationKey.fromParts(
-    typePrefix,
+    typePrefixOfAppType(item.appType ?? ''),
     item.namespace ?? '',
     item.appName ?? '',
     item.podName ?? '',
@@ -72,10 +76,24 @@ export function requestedKey(item: ReleaseItem): string {
   ).text;
 }
 
+/** Why an entry stays: galaxy's text (or floatip's own where galaxy had none), and floatip's detail. */
+interface Left {
+  readonly reason: string;
+  readonly detail: string;
+  /** Judged unreleasable (galaxy lists those first); otherwise the release failed. */
+  readonly refused: boolean;
+}
+
 type Verdict =
   | { readonly ok: true; readonly allocation: Allocation; readonly status: string }
-  /** `refused`: judged unreleasable (galaxy lists those first); otherwise the release failed. */
-  | { readonly ok: false; readonly reason: string; readonly refused: boolean };
+  | ({ readonly ok: false } & Left);
+
+const NO_OWNER: Verdict = {
+  ok: false,
+  refused: true,
+  reason: 'releasable is false: the entry names no owner',
+  detail: 'give poolName, or namespace, appName and podName',
+};
 
 export async function releaseIPs(
   deps: ReleaseDeps,
@@ -84,29 +102,37 @@ export async function releaseIPs(
 ): Promise<ReleaseReport> {
   const released: string[] = [];
   // galaxy lists the entries it judged unreleasable first, then those whose release failed
-  const refused: { ip: string; reason: string }[] = [];
-  const failed: { ip: string; reason: string }[] = [];
+  const refused: (Left & { ip: string })[] = [];
+  const failed: (Left & { ip: string })[] = [];
+  const pause = timeSlicer();
   for (const item of items) {
+    await pause();
     const key = requestedKey(item);
     const outcome = key
       ? await deps.locks.forKey(key, () => releaseOne(deps, item.ip, key, options))
-      : ({
-          ok: false,
-          refused: true,
-          reason:
-            'releasable is false: the entry names no owner (give poolName, or namespace, appName and podName)',
-        } as const);
+      : NO_OWNER;
     if (outcome.ok) released.push(item.ip);
-    else {
-      (outcome.refused ? refused : failed).push({ ip: item.ip, reason: outcome.reason });
-      deps.audit.log.info(
-        { ip: item.ip, key, actor: options.actor, dryRun: options.dryRun ?? false, reason: outcome.reason },
-        'floating IP not released',
-      );
-    }
+    else (outcome.refused ? refused : failed).push({ ...outcome, ip: item.ip });
   }
   const left = [...refused, ...failed];
-  return { released, unreleased: left.map((l) => l.ip), reasons: left.map((l) => l.reason) };
+  deps.audit.log.info(
+    {
+      actor: options.actor,
+      dryRun: options.dryRun ?? false,
+      entries: items.length,
+      released: released.length,
+      unreleased: left.length,
+      // a sample, not the list: the answer has every reason, and a log line per entry does not scale
+      firstUnreleased: left.slice(0, 3).map(({ ip, reason, detail }) => ({ ip, reason, detail })),
+    },
+    'release through POST /v1/ip answered',
+  );
+  return {
+    released,
+    unreleased: left.map((l) => l.ip),
+    reasons: left.map((l) => l.reason),
+    details: left.map((l) => l.detail),
+  };
 }
 
 async function releaseOne(
@@ -132,7 +158,7 @@ async function releaseOne(
       },
     );
   } catch (err) {
-    return { ok: false, refused: false, reason: `release ip: ${(err as Error).message}` };
+    return { ok: false, refused: false, reason: `release ip: ${(err as Error).message}`, detail: '' };
   }
   deps.released?.(a.key);
   return verdict;
@@ -145,20 +171,28 @@ async function decide(deps: ReleaseDeps, requested: string, key: string): Promis
     const reason = deps.allocator.isConfigured(ip)
       ? `${ip} is not allocated (already released)`
       : `${ip} is not in any configured range`;
-    return { ok: false, refused: false, reason };
+    return { ok: false, refused: false, reason, detail: '' };
   }
-  if (a.reserved) return { ok: false, refused: true, reason: judge(a, undefined).reason! };
+  if (a.reserved) return refusal(judge(a, undefined));
   if (a.key !== key) {
     return {
       ok: false,
       refused: false,
-      reason: `ip allocated to another pod ${a.key} (the request names ${key})`,
+      reason: `ip allocated to another pod ${a.key}`,
+      detail: `the request names ${key}`,
     };
   }
-  const judged = judge(a, await podState(deps.pods, a.key));
-  if (!judged.releasable) return { ok: false, refused: true, reason: judged.reason ?? 'releasable is false' };
-  return { ok: true, allocation: a, status: judged.status };
+  const byPod = judge(a, await podState(deps.pods, a.key));
+  if (!byPod.releasable) return refusal(byPod);
+  return { ok: true, allocation: a, status: byPod.status };
 }
+
+const refusal = (judged: Releasability): Verdict => ({
+  ok: false,
+  refused: true,
+  reason: judged.reason ?? 'releasable is false',
+  detail: judged.detail ?? '',
+});
 
 /** The pod a key names: the cache first, then the API server (the cache may lag behind a create). */
 async function podState(pods: PodSource, key: string): Promise<PodState> {

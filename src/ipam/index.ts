@@ -47,6 +47,7 @@ export {
   appTypeName,
   appTypePrefix,
   ordinalOf,
+  typePrefixOfAppType,
 } from './keys.js';
 export { NodeSubnetIndex } from './node-subnet.js';
 export { ReleasePolicy, isReleasePolicy, releasePolicyName, releasePolicyOf } from './policy.js';

@@ -140,6 +140,18 @@ export function appTypePrefix(kind: string): string {
   return `${lower}_`;
 }
 
+/**
+ * The REST API's `appType` back to the type prefix of a key: the inverse of appTypeName for every
+ * prefix FormatKey writes, and "" means statefulset (galaxy's list). galaxy's GetAppTypePrefix
+ * lower-cases, which makes the `NULL` its list shows for a bare pod `null_`, a prefix no key has;
+ * every other prefix FormatKey writes is lower-case already (GetAppTypePrefix wrote it).
+ */
+export function typePrefixOfAppType(appType: string): string {
+  if (appType === '') return STATEFULSET_PREFIX;
+  if (appType === appTypeName(BARE_POD_PREFIX)) return BARE_POD_PREFIX;
+  return appTypePrefix(appType);
+}
+
 export function appTypeName(typePrefix: string): string {
   if (typePrefix === DEPLOYMENT_PREFIX) return 'deployment';
   if (typePrefix === STATEFULSET_PREFIX) return 'statefulset';

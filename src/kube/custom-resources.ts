@@ -69,6 +69,21 @@ export function kubeError(err: unknown, what: string): KubeApiError {
   return new KubeApiError(0, '', `${what}: ${(err as Error)?.message ?? String(err)}`);
 }
 
+/**
+ * client-go's IsValidPathSegmentName, which client-node lacks: a name becomes a segment of the
+ * request's path, and `.`, `..`, or one with `/` or `%` names another path once the URL is
+ * normalised (`pools/.` is the collection: a DELETE of it deletes every Pool).
+ */
+function checkName(name: string, what: string): void {
+  if (name === '' || name === '.' || name === '..' || /[/%]/.test(name)) {
+    throw new KubeApiError(
+      400,
+      'BadRequest',
+      `${what}: invalid resource name ${JSON.stringify(name)}: may not be empty, '.' or '..', nor contain '/' or '%'`,
+    );
+  }
+}
+
 export interface ListPage {
   readonly items: unknown[];
   readonly continue?: string;
@@ -185,6 +200,7 @@ export class CustomResourceClient {
 
   /** The object, or undefined when there is none. */
   async get(name: string): Promise<unknown> {
+    checkName(name, `get ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     try {
       return namespace
@@ -199,6 +215,7 @@ export class CustomResourceClient {
 
   /** The object's scale subresource (autoscaling/v1 Scale), or undefined when there is none. */
   async getScale(name: string): Promise<{ spec?: { replicas?: number } } | undefined> {
+    checkName(name, `get the scale of ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     try {
       return (
@@ -227,6 +244,7 @@ export class CustomResourceClient {
 
   /** A JSON merge patch; a `metadata.resourceVersion` in it makes it conditional. */
   async patch(name: string, body: object): Promise<unknown> {
+    checkName(name, `patch ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     try {
@@ -240,6 +258,7 @@ export class CustomResourceClient {
 
   /** Deletes, only if the object is still at `resourceVersion` when one is given. */
   async delete(name: string, resourceVersion?: string): Promise<void> {
+    checkName(name, `delete ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     const body = resourceVersion ? { preconditions: { resourceVersion } } : {};
     try {

@@ -1,5 +1,8 @@
 // Plumbing shared by the integration tests (which run floatip's pieces against the embedded API server).
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import type { Logger } from '../../src/log.js';
 import { kubectlAvailable, kubectlFor } from '../apiserver/helpers.js';
 
 export { waitFor } from '../apiserver/helpers.js';
@@ -30,4 +33,19 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A logger whose lines the test reads, parsed, in `lines`. */
+export function capturedLog(): { log: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    }),
+  );
+  return { log, lines };
 }

@@ -59,3 +59,17 @@ test('put creates, then updates; delete removes and says whether there was one',
   expect(await pools.delete('p1')).toBe(false);
   await waitFor('p1 gone', () => pools.get('p1') === undefined);
 });
+
+test('a name that is not a path segment never reaches the API server: `.` is not the collection', async () => {
+  await pools.put({ name: 'p1', size: 1, preAllocateIP: false });
+  await pools.put({ name: 'p2', size: 2, preAllocateIP: false });
+  for (const name of ['.', '..', 'a/b', '%2e', '']) {
+    await expect(pools.delete(name)).rejects.toThrow(
+      `delete pools.galaxy.k8s.io: invalid resource name ${JSON.stringify(name)}`,
+    );
+    await expect(pools.fetch(name)).rejects.toThrow(/invalid resource name/);
+    await expect(pools.put({ name, size: 1, preAllocateIP: false })).rejects.toThrow(/invalid resource name/);
+  }
+  expect(await pools.fetch('p1')).toEqual({ name: 'p1', size: 1, preAllocateIP: false });
+  expect(await pools.fetch('p2')).toEqual({ name: 'p2', size: 2, preAllocateIP: false });
+});

@@ -1,16 +1,13 @@
 // The REST API over real HTTP, with floatip on the embedded API server (World). Every answer is
 // also checked against the OpenAPI document (the World turns on response validation), and every
 // scenario ends with the consistency check. Scenarios are numbered so a failure names one.
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { PatchStrategy, type V1Pod, setHeaderOptions } from '@kubernetes/client-node';
-import { pino } from 'pino';
-import { ApiError, restApp } from '../../src/api/index.js';
+import { ApiError } from '../../src/api/index.js';
 import { ReleasePolicy } from '../../src/ipam/index.js';
 import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
+import { silentLogger } from '../../src/log.js';
 import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
-import { eventually } from './helpers.js';
+import { capturedLog, eventually } from './helpers.js';
 import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { World } from './world.js';
 
@@ -495,13 +492,16 @@ describe('R4 POST /v1/ip', () => {
     expect(world.floatip.allocator.get(ip)).toBeUndefined();
   });
 
-  test('R4c refused: a running pod, a changed owner, a reserved IP, a free one, an unknown one; nothing changes', async () => {
+  test("R4c refused: a pending and a running pod, a changed owner, a reserved IP, a free one, an unknown one; galaxy's reasons, floatip's details; nothing changes", async () => {
     const running = await boundSts('web-0');
     const moved = await boundSts('web-1');
+    const up = await boundSts('web-2');
+    await setPhase('web-2', 'Running');
     await createObject('10.0.100.16', 'pool__reserved-for-node_', { reserved: 'x' });
     const res = await post('/v1/ip', {
       ips: [
         { ip: running.ip, namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        { ip: up.ip, namespace: 'ns1', appName: 'web', podName: 'web-2' },
         // the caller believes web-9 holds it; web-1 does
         { ip: moved.ip, namespace: 'ns1', appName: 'web', podName: 'web-9' },
         { ip: '10.0.100.16', poolName: 'reserved-for-node' },
@@ -513,16 +513,28 @@ describe('R4 POST /v1/ip', () => {
     expect(res.status).toBe(202);
     expect(res.body).toEqual({
       code: 202,
-      message: 'Released 0 ips, 6 ips failed, please check the reasons why they failed',
+      message: 'Released 0 ips, 7 ips failed, please check the reasons why they failed',
       // galaxy's order: judged unreleasable first, then failed releases, each in request order
-      unreleased: [running.ip, '10.0.100.16', '10.0.100.18', moved.ip, '10.0.100.19', '192.168.7.7'],
+      unreleased: [running.ip, up.ip, '10.0.100.16', '10.0.100.18', moved.ip, '10.0.100.19', '192.168.7.7'],
+      // galaxy's exact texts, with the pod's real phase...
       reasons: [
-        `releasable is false, pod status Pending: pod ns1_web-0 (uid ${running.pod.metadata!.uid}) is running`,
-        'releasable is false: 10.0.100.16 is reserved (its FloatingIP 10.0.100.16 has the label "reserved"; remove the label or the object to free it)',
-        'releasable is false: the entry names no owner (give poolName, or namespace, appName and podName)',
-        `ip allocated to another pod sts_ns1_web_web-1 (the request names sts_ns1_web_web-9)`,
+        'releasable is false, pod status Pending',
+        'releasable is false, pod status Running',
+        'releasable is false: 10.0.100.16 is reserved',
+        'releasable is false: the entry names no owner',
+        'ip allocated to another pod sts_ns1_web_web-1',
         '10.0.100.19 is not allocated (already released)',
         '192.168.7.7 is not in any configured range',
+      ],
+      // ... and what floatip knows besides, index by index
+      details: [
+        `pod ns1_web-0 (uid ${running.pod.metadata!.uid}) has not finished (phase Pending)`,
+        `pod ns1_web-2 (uid ${up.pod.metadata!.uid}) has not finished (phase Running)`,
+        'its FloatingIP 10.0.100.16 has the label "reserved"; remove the label or the object to free it',
+        'give poolName, or namespace, appName and podName',
+        'the request names sts_ns1_web_web-9',
+        '',
+        '',
       ],
     });
     expect(world.floatip.allocator.get(running.ip)?.key).toBe('sts_ns1_web_web-0');
@@ -592,6 +604,7 @@ describe('R4 POST /v1/ip', () => {
       message: 'Released 3 ips, 1 ips failed, please check the reasons why they failed',
       unreleased: ['10.0.100.4'],
       reasons: ['10.0.100.4 is not allocated (already released)'],
+      details: [''],
     });
     expect(world.floatip.allocator.byPrefix('pool__p1_')).toEqual([]);
     expect(await auditEvents('fd00-100--7')).toHaveLength(1);
@@ -614,7 +627,8 @@ describe('R4 POST /v1/ip', () => {
       dryRun: true,
       released: ['10.0.100.10'],
       unreleased: [running.ip],
-      reasons: [expect.stringMatching(/^releasable is false, pod status Pending: pod ns1_web-0/)],
+      reasons: ['releasable is false, pod status Pending'],
+      details: [`pod ns1_web-0 (uid ${running.pod.metadata!.uid}) has not finished (phase Pending)`],
     });
     const ok = await post('/v1/ip?dryRun=true', { ips: [request.ips[0]] });
     expect(ok.body).toEqual({
@@ -652,8 +666,25 @@ describe('R4 POST /v1/ip', () => {
     const text = await world.rest('POST', '/v1/ip', 'ips=all', { 'Content-Type': 'text/plain' });
     expect(text.status).toBe(415);
     expect((text.json as Json).code).toBe(415);
-    // galaxy's empty request releases nothing, successfully
-    expect((await post('/v1/ip', {})).body).toEqual({ code: 200, message: '' });
+  });
+
+  test('R4i an item sent back as GET /v1/ip listed it names its owner: a bare pod (appType NULL) too', async () => {
+    await hold('10.0.100.5', 'NULL_ns1_NULL_x');
+    await hold('10.0.100.6', 'sts_ns1_web_web-3');
+    await hold('10.0.100.7', 'tapp_ns1_t_t-0');
+    await hold('10.0.100.8', 'pool__p1_dp_ns1_api_api-5f7-x');
+    const listed = (await get('/v1/ip?namespace=ns1')).body.content as Json[];
+    expect(listed.map((i) => i.appType)).toEqual(['NULL', 'statefulset', 'tapp', 'deployment']);
+    // the list's own filter reads its appType back too
+    expect(ipsOf((await get('/v1/ip?namespace=ns1&appName=NULL&appType=NULL')).body)).toEqual(['10.0.100.5']);
+    expect(ipsOf((await get('/v1/ip?appType=NULL')).body)).toEqual(['10.0.100.5']);
+    const res = await post('/v1/ip?dryRun=true', { ips: listed });
+    expect([res.status, res.body.released]).toEqual([
+      200,
+      ['10.0.100.5', '10.0.100.6', '10.0.100.7', '10.0.100.8'],
+    ]);
+    expect((await post('/v1/ip', { ips: listed })).body).toEqual({ code: 200, message: '' });
+    expect(world.floatip.allocator.byPrefix('')).toEqual([]);
   });
 });
 
@@ -735,8 +766,9 @@ describe('R5 /v1/pool', () => {
       [{}, 'bad request: body.name: is required'],
       [
         { name: 'Bad_Name' },
-        'bad request: body.name: must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"',
+        `bad request: pool name "Bad_Name" is not a Kubernetes object name (lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters)`,
       ],
+      [{ name: 'p', Size: 4 }, 'bad request: body.Size: unknown field'],
       [{ name: 'p', size: -1 }, 'bad request: body.size: must be >= 0'],
       [{ name: 'p', size: 'four' }, 'bad request: body.size: must be integer'],
       // JSON types are not coerced (galaxy's Go decoder refuses a string for an int too)
@@ -870,9 +902,10 @@ describe('R7 a release racing a bind never assigns an address twice', () => {
       expect(world.floatip.allocator.get(ip!)?.key).toBe(`dp_ns1_app_${name}`);
       expect(world.floatip.allocator.byKey(`dp_ns1_app_${name}`)).toHaveLength(1);
       if (released.status === 202) {
-        expect((released.json as Json).reasons).toEqual([
-          `ip allocated to another pod dp_ns1_app_${name} (the request names dp_ns1_app_)`,
-        ]);
+        expect(released.json).toMatchObject({
+          reasons: [`ip allocated to another pod dp_ns1_app_${name}`],
+          details: ['the request names dp_ns1_app_'],
+        });
       }
       await world.expectConsistent();
     }
@@ -929,11 +962,10 @@ describe('R7 a release racing a bind never assigns an address twice', () => {
       expect(bound).toBe('');
       outcomes.add(released.status);
       if (released.status === 202) {
-        expect((released.json as Json).reasons).toEqual([
-          expect.stringMatching(
-            new RegExp(`^releasable is false, pod status Pending: pod ns1_${name} \\(uid .*\\) is running$`),
-          ),
-        ]);
+        expect(released.json).toMatchObject({
+          reasons: ['releasable is false, pod status Pending'],
+          details: [expect.stringMatching(new RegExp(`^pod ns1_${name} \\(uid .+\\) has not finished`))],
+        });
       }
       const [ip] = await world.addressesOf(name);
       expect(world.floatip.allocator.get(ip!)?.key).toBe(key);
@@ -962,37 +994,12 @@ describe('R7 a release racing a bind never assigns an address twice', () => {
 // ---- the hooks: authentication (identity for the audit trail) and metrics
 
 describe('R8 hooks', () => {
-  let server: Server | undefined;
-  afterEach(async () => {
-    await new Promise<void>((resolve) => {
-      if (!server) return resolve();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    server = undefined;
-  });
-
-  async function serve(app: ReturnType<typeof restApp>): Promise<string> {
-    server = createServer(app);
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  }
-
   test('R8b a follower (serving false) answers reads and refuses changes with 503', async () => {
-    const f = world.floatip;
-    const url = await serve(
-      restApp({
-        allocator: f.allocator,
-        store: f.store,
-        cluster: f.cluster,
-        pools: f.pools,
-        locks: f.locks,
-        events: f.events,
-        log: pino({ level: 'silent' }),
-        validateResponses: true,
-        serving: () => false,
-      }),
-    );
+    const url = await world.serveRest({
+      log: silentLogger(),
+      validateResponses: true,
+      serving: () => false,
+    });
     await hold('10.0.100.7', 'pool__p1_');
     expect((await fetch(`${url}/v1/ip?poolName=p1`)).status).toBe(200);
     const write = (method: string, path: string, body?: unknown) =>
@@ -1015,24 +1022,8 @@ describe('R8 hooks', () => {
   });
 
   test('R8a an authentication middleware names the caller in the audit trail; /metrics serves the handler', async () => {
-    const lines: Json[] = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(JSON.parse(chunk.toString()) as Json);
-          done();
-        },
-      }),
-    );
-    const f = world.floatip;
-    const app = restApp({
-      allocator: f.allocator,
-      store: f.store,
-      cluster: f.cluster,
-      pools: f.pools,
-      locks: f.locks,
-      events: f.events,
+    const { log, lines } = capturedLog();
+    const url = await world.serveRest({
       log,
       validateResponses: true,
       authenticate: (req, _res, next) => {
@@ -1045,9 +1036,6 @@ describe('R8 hooks', () => {
         res.type('text/plain').send('galaxy_ip_counter{type="total"} 19\n');
       },
     });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await hold('10.0.100.7', 'pool__p1_');
     const release = (headers: Record<string, string>) =>
       fetch(`${url}/v1/ip`, {

@@ -1,7 +1,10 @@
 // A small cluster for integration tests: the embedded API server, floatip started on it as in
 // production (composition root, real HTTP), and helpers that play kube-scheduler (request bodies
 // in its own wire format, capitalised keys) and the controllers (pods with owner references).
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { type RestDeps, restApp } from '../../src/api/index.js';
 import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../../src/cni/args.js';
 import { GALAXY_DEFAULTS, type GalaxyConfig } from '../../src/config/galaxy-config.js';
@@ -33,6 +36,8 @@ export class World {
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
   readonly custom: CustomObjectsApi;
+  /** REST APIs served besides floatip's own (serveRest), closed by stop(). */
+  private readonly restServers: Server[] = [];
 
   private constructor(
     readonly server: EmbeddedApiServer,
@@ -95,8 +100,34 @@ export class World {
   }
 
   async stop(): Promise<void> {
+    for (const server of this.restServers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
     await this.floatip.close();
     await this.server.close();
+  }
+
+  /**
+   * Another REST API on floatip's allocator, store, caches and locks, built with `deps` (a hook, a
+   * logger the test reads), on its own port in this process; returns its URL.
+   */
+  async serveRest(deps: Partial<RestDeps> & Pick<RestDeps, 'log'>): Promise<string> {
+    const f = this.floatip;
+    const server = createServer(
+      restApp({
+        allocator: f.allocator,
+        store: f.store,
+        cluster: f.cluster,
+        pools: f.pools,
+        locks: f.locks,
+        events: f.events,
+        ...deps,
+      }),
+    );
+    this.restServers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
   // ---- the cluster

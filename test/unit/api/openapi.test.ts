@@ -30,6 +30,24 @@ test('every operation has an operationId, a summary and a documented answer', ()
   }
 });
 
+test('every query parameter takes reserved characters as they are (Go url.ParseQuery reads the query string)', () => {
+  const doc = openApiDocument() as unknown as {
+    paths: Record<
+      string,
+      Record<string, { parameters?: { name: string; in: string; allowReserved?: boolean }[] }>
+    >;
+  };
+  const query = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, op]) =>
+      (op.parameters ?? [])
+        .filter((p) => p.in === 'query')
+        .map((p) => [`${method} ${path} ${p.name}`, p.allowReserved]),
+    ),
+  );
+  expect(query.length).toBeGreaterThan(0);
+  expect(query).toEqual(query.map(([name]) => [name, true]));
+});
+
 const stubs = {
   allocator: {},
   store: {},

@@ -41,10 +41,25 @@ test.each<[string, Allocation | undefined, V1Pod | undefined | 'unknown', boolea
   if (!releasable) expect(judged.reason).toBeTruthy();
 });
 
-test('the running reason keeps galaxy’s words and names the pod', () => {
-  expect(judge(held('sts_ns1_web_web-0'), pod('u1', 'Running')).reason).toBe(
-    'releasable is false, pod status Running: pod ns1_web-0 (uid u1) is running',
-  );
+test.each([
+  ['Running', 'pod ns1_web-0 (uid u1) has not finished (phase Running)'],
+  ['Pending', 'pod ns1_web-0 (uid u1) has not finished (phase Pending)'],
+  ['', 'pod ns1_web-0 (uid u1) has not finished (phase not set)'],
+])(
+  'a pod in phase %j: galaxy’s reason to the letter, with the real phase; the pod in the detail',
+  (phase, detail) => {
+    const judged = judge(held('sts_ns1_web_web-0'), pod('u1', phase));
+    expect([judged.reason, judged.detail]).toEqual([`releasable is false, pod status ${phase}`, detail]);
+  },
+);
+
+test('cannot tell: galaxy’s Unknown, and why in the detail', () => {
+  expect(judge(held('sts_ns1_web_web-0'), 'unknown')).toEqual({
+    releasable: false,
+    status: 'Unknown',
+    reason: 'releasable is false, pod status Unknown',
+    detail: 'cannot tell whether pod ns1_web-0 exists',
+  });
 });
 
 describe('the FloatingIP JSON object', () => {

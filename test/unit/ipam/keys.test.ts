@@ -4,6 +4,7 @@ import {
   appTypeName,
   appTypePrefix,
   type OwnerReference,
+  typePrefixOfAppType,
 } from '../../../src/ipam/index.js';
 
 const pod = (name: string, owners: OwnerReference[] = [], pool = '', namespace = 'ns1') =>
@@ -150,5 +151,24 @@ describe('app types', () => {
     ['', '_'],
   ])('kind %j has prefix %j', (kind, prefix) => {
     expect(appTypePrefix(kind)).toBe(prefix);
+  });
+
+  // what GET /v1/ip prints as appType, POST /v1/ip and the list's filter must read back
+  test.each([
+    [{ name: 'web-0', owner: 'StatefulSet' }, 'statefulset'],
+    [{ name: 'api-5f7-x', owner: 'ReplicaSet' }, 'deployment'],
+    [{ name: 'x', owner: undefined }, 'NULL'],
+    [{ name: 't-1', owner: 'TApp' }, 'tapp'],
+    [{ name: 'n-1', owner: 'Null' }, 'null'],
+  ])('the appType of a key FormatKey writes reads back to its prefix: %j', ({ name, owner }, appType) => {
+    const key = pod(name, owner ? [{ kind: owner, name: owner === 'ReplicaSet' ? 'api-5f7' : 'app' }] : []);
+    expect(key.appType).toBe(appType);
+    expect(typePrefixOfAppType(key.appType)).toBe(key.typePrefix);
+  });
+
+  test('an empty appType is statefulset; other spellings are case-insensitive as galaxy', () => {
+    expect(typePrefixOfAppType('')).toBe('sts_');
+    expect(typePrefixOfAppType('Deployment')).toBe('dp_');
+    expect(typePrefixOfAppType('TApp')).toBe('tapp_');
   });
 });
