@@ -109,7 +109,10 @@ test('an allocation round-trips through its object, with millisecond update time
     updateTime: Date.parse('2026-11-29T10:00:00.123Z'),
     reserved: false,
   };
-  const object = toFloatingIPObject(allocation, { labels: { team: 'a' }, resourceVersion: '42' });
+  const object = toFloatingIPObject(
+    { ...allocation, family: 6 },
+    { labels: { team: 'a' }, resourceVersion: '42' },
+  );
   expect(object).toEqual({
     apiVersion: 'galaxy.k8s.io/v1alpha1',
     kind: 'FloatingIP',
