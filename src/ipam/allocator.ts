@@ -35,6 +35,15 @@ import {
 import { type KeyGroup, KeyIndex } from './key-index.js';
 import { matchDistinct } from './matching.js';
 import { NodeSubnetIndex } from './node-subnet.js';
+import {
+  NOT_SERVED,
+  type Placed,
+  type Served,
+  distinctFree,
+  locate,
+  lowestFree,
+  servedBy,
+} from './placement.js';
 import { type ReleasePolicy, isReleasePolicy } from './policy.js';
 import { type RangeGroup, formatRange } from './range.js';
 
@@ -54,20 +63,6 @@ class Held implements Allocation {
     // the key index's slot, set when indexed
     public group: KeyGroup | undefined = undefined,
   ) {}
-}
-
-interface Served {
-  readonly spaces: readonly EntrySpace[];
-  readonly families: readonly Family[];
-}
-
-const NOT_SERVED: Served = { spaces: [], families: [] };
-
-interface Candidate {
-  readonly space: EntrySpace;
-  readonly ordinal: Ordinal;
-  readonly value: bigint;
-  readonly id: string;
 }
 
 export class Allocator {
@@ -97,16 +92,7 @@ export class Allocator {
    */
   reconfigure(config: PoolConfig): ReconfigureReport {
     const spaces = entriesInGatewayOrder(config).map((entry, rank) => new EntrySpace(entry, rank));
-    const served = new Map<string, { spaces: EntrySpace[]; families: Family[] }>();
-    for (const space of spaces) {
-      for (const subnet of space.entry.nodeSubnets) {
-        let s = served.get(subnet);
-        if (!s) served.set(subnet, (s = { spaces: [], families: [] }));
-        s.spaces.push(space);
-        if (!s.families.includes(space.family)) s.families.push(space.family);
-      }
-    }
-    for (const s of served.values()) s.families.sort();
+    const served = servedBy(spaces);
     const orphaned: Allocation[] = [];
     let orphanCount = 0;
     for (const held of this.byIp.values()) {
@@ -150,7 +136,7 @@ export class Allocator {
   allocate(request: AllocateRequest): Allocation[] {
     const { key, nodeSubnet, attrs } = request;
     const served = this.served.get(nodeSubnet) ?? NOT_SERVED;
-    const picks: { space: EntrySpace; ordinal: Ordinal }[] = [];
+    const picks: Placed[] = [];
     if (!request.groups || request.groups.length === 0) {
       const families = request.families ?? served.families;
       if (families.length === 0) throw new NoFreeIPError(key, nodeSubnet, 'no configured entry serves it');
@@ -161,11 +147,7 @@ export class Allocator {
       }
     } else {
       const groups = request.groups;
-      const matched = matchDistinct(
-        groups.map((group) => freeCandidates(group, served.spaces, groups.length)),
-        (c) => c.id,
-      );
-      matched.forEach((pick, i) => {
+      distinctFree(groups, served.spaces).forEach((pick, i) => {
         if (!pick) {
           const ranges = groups[i]!.map(formatRange).join(',');
           throw new NoFreeIPError(
@@ -431,12 +413,8 @@ export class Allocator {
         ) {
           out.add(subnet);
         }
-      } else {
-        const matched = matchDistinct(
-          groups.map((group) => freeCandidates(group, served.spaces, groups.length)),
-          (c) => c.id,
-        );
-        if (matched.every((m) => m !== undefined)) out.add(subnet);
+      } else if (distinctFree(groups, served.spaces).every((m) => m !== undefined)) {
+        out.add(subnet);
       }
     }
     return out;
@@ -571,51 +549,6 @@ export class Allocator {
     }
     this.keyIndex.remove(held);
   }
-}
-
-function locate(
-  spaces: readonly EntrySpace[],
-  family: Family,
-  value: bigint,
-): { space: EntrySpace; ordinal: Ordinal } | undefined {
-  for (const space of spaces) {
-    if (space.family !== family) continue;
-    const ordinal = space.ordinalOf(value);
-    if (ordinal !== undefined) return { space, ordinal };
-  }
-  return undefined;
-}
-
-function lowestFree(
-  spaces: readonly EntrySpace[],
-  family: Family,
-): { space: EntrySpace; ordinal: Ordinal } | undefined {
-  for (const space of spaces) {
-    if (space.family !== family) continue;
-    const ordinal = space.lowestFree();
-    if (ordinal !== undefined) return { space, ordinal };
-  }
-  return undefined;
-}
-
-/**
- * Up to `limit` free addresses of a group inside these spaces, lowest first. `limit` = the number
- * of groups is enough: a group with that many candidates can always be served whatever the others take.
- */
-function freeCandidates(group: RangeGroup, spaces: readonly EntrySpace[], limit: number): Candidate[] {
-  const found = new Map<string, Candidate>();
-  for (const range of group) {
-    for (const space of spaces) {
-      if (space.family !== range.family) continue;
-      for (const ordinal of space.freeBetween(range.first, range.last, limit)) {
-        const id = `${space.rank}:${ordinal}`;
-        found.set(id, { space, ordinal, value: space.valueOf(ordinal), id });
-      }
-    }
-  }
-  return [...found.values()]
-    .sort((a, b) => a.space.family - b.space.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
-    .slice(0, limit);
 }
 
 function lower(a: Held, b: Held): boolean {
