@@ -43,7 +43,7 @@ import {
   locate,
   lowestFree,
   servedBy,
-} from './placement.js';
+} from './space-search.js';
 import { type ReleasePolicy, isReleasePolicy } from './policy.js';
 import { type RangeGroup, formatRange } from './range.js';
 
