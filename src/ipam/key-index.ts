@@ -25,7 +25,7 @@ export interface Keyed {
 
 const NONE: readonly never[] = [];
 
-export const groupOf = (key: string): string => key.slice(0, key.lastIndexOf('_') + 1);
+const groupOf = (key: string): string => key.slice(0, key.lastIndexOf('_') + 1);
 
 export class KeyIndex<T extends Keyed> {
   // one record per key is the common case: stored bare, an array only for a second one
