@@ -29,7 +29,7 @@ export function poolHoldings(allocator: Allocator, name: string): number {
   let v4 = 0;
   let v6 = 0;
   for (const a of allocator.byPrefix(poolKey(name))) {
-    if (a.ip.includes(':')) v6++;
+    if (a.family === 6) v6++;
     else v4++;
   }
   return Math.max(v4, v6);

@@ -4,11 +4,23 @@
 // Callers that persist (src/store) follow decide -> write -> (on failure) undo: an operation
 // changes memory at once, so no concurrent call can pick the same address, and a failed write is
 // undone with load(before) or unload(ip).
-import BTreeModule from 'sorted-btree';
 import { type Family, formatAddress, formatCidr, parseAddress } from './address.js';
+import type {
+  AllocateRequest,
+  Allocation,
+  AllocationRecord,
+  AllocatorOptions,
+  Attrs,
+  EntryStats,
+  ExcludedInUse,
+  Network,
+  Owner,
+  ReconfigureReport,
+  RestoreReport,
+} from './allocation.js';
 import { EMPTY_CONFIG, type PoolConfig, entriesInGatewayOrder } from './config.js';
 import { ChurnSafeMap } from './churn-safe-map.js';
-import { EntrySpace, type ExclusionReason, type Ordinal } from './entry-space.js';
+import { EntrySpace, type Ordinal } from './entry-space.js';
 import {
   AlreadyAllocatedError,
   InvalidAddressError,
@@ -20,105 +32,25 @@ import {
   OwnerConflictError,
   ReservedIPError,
 } from './errors.js';
+import { type KeyGroup, KeyIndex } from './key-index.js';
 import { matchDistinct } from './matching.js';
 import { NodeSubnetIndex } from './node-subnet.js';
-import { ReleasePolicy, isReleasePolicy } from './policy.js';
+import {
+  NOT_SERVED,
+  type Placed,
+  type Served,
+  distinctFree,
+  locate,
+  lowestFree,
+  servedBy,
+} from './space-search.js';
+import { type ReleasePolicy, isReleasePolicy } from './policy.js';
 import { type RangeGroup, formatRange } from './range.js';
-
-// sorted-btree is CommonJS: under Node's ESM loader its class is the module's `default` property
-const BTree = BTreeModule.default;
-
-/** Who an address is for, besides its key. */
-export interface Attrs {
-  readonly policy: ReleasePolicy;
-  /** "" when not bound to a node (parked, or not yet bound). */
-  readonly nodeName: string;
-  readonly podUid: string;
-}
-
-export interface Allocation extends Attrs {
-  /** Canonical text: dotted quad, or RFC 5952 IPv6. */
-  readonly ip: string;
-  readonly key: string;
-  /** Milliseconds since the epoch of the last change. */
-  readonly updateTime: number;
-  /** Set aside by an operator (a FloatingIP object labelled `reserved`); never handed out or released. */
-  readonly reserved: boolean;
-}
-
-/** What a store persists and gives back. The IP may be in any valid textual form. */
-export type AllocationRecord = Allocation;
-
-/** The owner a caller decided on; an operation refuses if the address has changed hands since. */
-export interface Owner {
-  readonly key: string;
-  /** When given, the stored pod UID must match too. */
-  readonly podUid?: string;
-}
-
-export interface AllocateRequest {
-  readonly key: string;
-  readonly nodeSubnet: string;
-  readonly attrs: Attrs;
-  /** `request_ip_range`: one distinct address per group. Without groups, one per address family. */
-  readonly groups?: readonly RangeGroup[];
-  /** Without groups: the families wanted; default every family serving the node subnet (dual stack). */
-  readonly families?: readonly Family[];
-}
-
-export interface EntryStats {
-  /** Position of the entry in the configuration. */
-  readonly entry: number;
-  readonly family: Family;
-  readonly subnet: string;
-  readonly firstIP: string;
-  readonly total: bigint;
-  /** Every address held by a key, parked and reserved ones included. */
-  readonly allocated: number;
-  readonly reserved: number;
-  /** Addresses of the ranges never handed out: the network, broadcast and gateway addresses. */
-  readonly excluded: number;
-  readonly free: bigint;
-}
-
-/** The network an address belongs to: what a pod needs to configure it. */
-export interface Network {
-  /** Position of the entry in the configuration. */
-  readonly entry: number;
-  readonly family: Family;
-  readonly prefix: number;
-  readonly gateway: string;
-  readonly vlan: number;
-}
-
-/** An allocation of an address no pod should get, and why it should not. */
-export interface ExcludedInUse {
-  readonly allocation: Allocation;
-  /** Position of the entry in the configuration. */
-  readonly entry: number;
-  readonly why: ExclusionReason;
-}
-
-export interface RestoreReport {
-  readonly loaded: number;
-  /** Kept, but outside every configured range: nothing can be allocated over them. */
-  readonly orphaned: readonly Allocation[];
-  readonly rejected: readonly { readonly record: AllocationRecord; readonly reason: string }[];
-}
-
-export interface ReconfigureReport {
-  /** Every allocation now outside the configuration: kept, and reported, never dropped. */
-  readonly orphaned: readonly Allocation[];
-}
-
-export interface AllocatorOptions {
-  /** Milliseconds since the epoch; injected so that tests control time. */
-  readonly clock?: () => number;
-}
 
 class Held implements Allocation {
   constructor(
     readonly ip: string,
+    readonly family: Family,
     readonly key: string,
     readonly policy: ReleasePolicy,
     readonly nodeName: string,
@@ -128,30 +60,9 @@ class Held implements Allocation {
     // where it lives; undefined for an orphan. Internal, and rewritten by reconfigure.
     public space: EntrySpace | undefined,
     public ordinal: Ordinal,
-    // the key's group in the prefix index, set by insert
+    // the key index's slot, set when indexed
     public group: KeyGroup | undefined = undefined,
   ) {}
-}
-
-/** The keys sharing a group name (the key text up to its last `_`), and how many addresses they hold. */
-class KeyGroup {
-  readonly keys = new ChurnSafeMap<string, true>();
-  addresses = 0;
-}
-
-interface Served {
-  readonly spaces: readonly EntrySpace[];
-  readonly families: readonly Family[];
-}
-
-const NOT_SERVED: Served = { spaces: [], families: [] };
-const NONE: readonly Held[] = [];
-
-interface Candidate {
-  readonly space: EntrySpace;
-  readonly ordinal: Ordinal;
-  readonly value: bigint;
-  readonly id: string;
 }
 
 export class Allocator {
@@ -160,13 +71,7 @@ export class Allocator {
   private served = new Map<string, Served>();
   private nodeSubnetIndex = new NodeSubnetIndex(EMPTY_CONFIG);
   private readonly byIp = new ChurnSafeMap<string, Held>();
-  private readonly byKeyIndex = new ChurnSafeMap<string, Held | Held[]>();
-  // key prefix up to the last `_` (an app, a pool, a parking key) -> its keys; with the sorted
-  // group names this answers prefix queries without looking at unrelated allocations. A group
-  // that empties is kept for a while, so that one pod coming and going costs no tree update.
-  private readonly groups = new Map<string, KeyGroup>();
-  private readonly groupNames = new BTree<string, undefined>();
-  private emptyGroups = 0;
+  private readonly keyIndex = new KeyIndex<Held>();
   private orphanCount = 0;
   private readonly clock: () => number;
 
@@ -187,21 +92,12 @@ export class Allocator {
    */
   reconfigure(config: PoolConfig): ReconfigureReport {
     const spaces = entriesInGatewayOrder(config).map((entry, rank) => new EntrySpace(entry, rank));
-    const served = new Map<string, { spaces: EntrySpace[]; families: Family[] }>();
-    for (const space of spaces) {
-      for (const subnet of space.entry.nodeSubnets) {
-        let s = served.get(subnet);
-        if (!s) served.set(subnet, (s = { spaces: [], families: [] }));
-        s.spaces.push(space);
-        if (!s.families.includes(space.family)) s.families.push(space.family);
-      }
-    }
-    for (const s of served.values()) s.families.sort();
+    const served = servedBy(spaces);
     const orphaned: Allocation[] = [];
     let orphanCount = 0;
     for (const held of this.byIp.values()) {
       const value = held.space ? held.space.valueOf(held.ordinal) : parseAddress(held.ip).value;
-      const home = locate(spaces, held.ip.includes(':') ? 6 : 4, value);
+      const home = locate(spaces, held.family, value);
       held.space = home?.space;
       held.ordinal = home?.ordinal ?? -1;
       if (home) {
@@ -240,7 +136,7 @@ export class Allocator {
   allocate(request: AllocateRequest): Allocation[] {
     const { key, nodeSubnet, attrs } = request;
     const served = this.served.get(nodeSubnet) ?? NOT_SERVED;
-    const picks: { space: EntrySpace; ordinal: Ordinal }[] = [];
+    const picks: Placed[] = [];
     if (!request.groups || request.groups.length === 0) {
       const families = request.families ?? served.families;
       if (families.length === 0) throw new NoFreeIPError(key, nodeSubnet, 'no configured entry serves it');
@@ -251,11 +147,7 @@ export class Allocator {
       }
     } else {
       const groups = request.groups;
-      const matched = matchDistinct(
-        groups.map((group) => freeCandidates(group, served.spaces, groups.length)),
-        (c) => c.id,
-      );
-      matched.forEach((pick, i) => {
+      distinctFree(groups, served.spaces).forEach((pick, i) => {
         if (!pick) {
           const ranges = groups[i]!.map(formatRange).join(',');
           throw new NoFreeIPError(
@@ -268,13 +160,12 @@ export class Allocator {
       });
     }
     const now = this.clock();
+    const { policy, nodeName, podUid } = attrs;
     const allocations: Allocation[] = [];
     for (const { space, ordinal } of picks) {
       const ip = space.ipOf(ordinal);
       allocations.push(
-        this.insert(
-          new Held(ip, key, attrs.policy, attrs.nodeName, attrs.podUid, now, false, space, ordinal),
-        ),
+        this.insert(new Held(ip, space.family, key, policy, nodeName, podUid, now, false, space, ordinal)),
       );
     }
     return allocations;
@@ -282,12 +173,13 @@ export class Allocator {
 
   /** A given address for a key; `reserved` marks it set aside by an operator. */
   allocateIP(ip: string, key: string, attrs: Attrs, options: { reserved?: boolean } = {}): Allocation {
-    const { address, space, ordinal } = this.place(ip);
+    const { address, family, space, ordinal } = this.place(ip);
     if (!space) throw new NotInConfigError(address);
     const holder = this.byIp.get(address);
     if (holder) throw new AlreadyAllocatedError(address, holder.key);
     const held = new Held(
       address,
+      family,
       key,
       attrs.policy,
       attrs.nodeName,
@@ -320,7 +212,7 @@ export class Allocator {
     options: { family?: Family | undefined; skip?: (ip: string) => boolean } = {},
   ): Allocation | undefined {
     let best: Held | undefined;
-    for (const held of this.heldBy(parkedKey)) {
+    for (const held of this.keyIndex.byKey(parkedKey)) {
       const space = held.space;
       if (held.reserved || !space || !space.nodeSubnets.has(nodeSubnet)) continue;
       if (options.family !== undefined && space.family !== options.family) continue;
@@ -454,51 +346,28 @@ export class Allocator {
   }
 
   byKey(key: string): Allocation[] {
-    return this.heldBy(key).slice();
+    return this.keyIndex.byKey(key).slice();
   }
 
   /** Every allocation whose key starts with `prefix`; "" gives all. */
   byPrefix(prefix: string): Allocation[] {
-    const out: Allocation[] = [];
-    this.forPrefix(prefix, (held) => out.push(held));
-    return out;
+    return this.keyIndex.byPrefix(prefix);
   }
 
   /** How many addresses keys starting with `prefix` hold. For a group name, O(groups matched). */
   countByPrefix(prefix: string): number {
-    if (prefix === '') return this.byIp.size;
-    let n = 0;
-    const own = prefix.slice(0, prefix.lastIndexOf('_') + 1);
-    if (own !== prefix) {
-      for (const key of this.groups.get(own)?.keys.keys() ?? [])
-        if (key.startsWith(prefix)) n += this.heldBy(key).length;
-    }
-    for (const name of this.groupNames.keys(prefix)) {
-      if (!name.startsWith(prefix)) break;
-      n += this.groups.get(name)!.addresses;
-    }
-    return n;
+    return this.keyIndex.countByPrefix(prefix);
   }
 
   /** How many keys starting with `prefix` hold addresses. For a group name, O(groups matched). */
   countKeysByPrefix(prefix: string): number {
-    if (prefix === '') return this.byKeyIndex.size;
-    let n = 0;
-    const own = prefix.slice(0, prefix.lastIndexOf('_') + 1);
-    if (own !== prefix) {
-      for (const key of this.groups.get(own)?.keys.keys() ?? []) if (key.startsWith(prefix)) n++;
-    }
-    for (const name of this.groupNames.keys(prefix)) {
-      if (!name.startsWith(prefix)) break;
-      n += this.groups.get(name)!.keys.size;
-    }
-    return n;
+    return this.keyIndex.countKeysByPrefix(prefix);
   }
 
   /** Allocations whose key contains `keyword` (case-sensitive), as galaxy's fuzzy search. */
   byKeyword(keyword: string): Allocation[] {
     const out: Allocation[] = [];
-    for (const key of this.byKeyIndex.keys()) if (key.includes(keyword)) out.push(...this.heldBy(key));
+    for (const key of this.keyIndex.keys()) if (key.includes(keyword)) out.push(...this.keyIndex.byKey(key));
     return out;
   }
 
@@ -516,7 +385,7 @@ export class Allocator {
    * possible. Without groups, every address the key holds.
    */
   matchHeld(key: string, groups: readonly RangeGroup[]): (Allocation | undefined)[] {
-    const held = [...this.heldBy(key)];
+    const held = [...this.keyIndex.byKey(key)];
     const candidates = groups.map((group) =>
       held.filter((h) => {
         const space = h.space;
@@ -544,12 +413,8 @@ export class Allocator {
         ) {
           out.add(subnet);
         }
-      } else {
-        const matched = matchDistinct(
-          groups.map((group) => freeCandidates(group, served.spaces, groups.length)),
-          (c) => c.id,
-        );
-        if (matched.every((m) => m !== undefined)) out.add(subnet);
+      } else if (distinctFree(groups, served.spaces).every((m) => m !== undefined)) {
+        out.add(subnet);
       }
     }
     return out;
@@ -593,37 +458,17 @@ export class Allocator {
 
   // ---- internals
 
-  private heldBy(key: string): readonly Held[] {
-    const entry = this.byKeyIndex.get(key);
-    return entry === undefined ? NONE : Array.isArray(entry) ? entry : [entry];
-  }
-
-  private forPrefix(prefix: string, visit: (held: Held) => void): void {
-    if (prefix === '') {
-      for (const held of this.byIp.values()) visit(held);
-      return;
-    }
-    const visitKey = (key: string): void => {
-      for (const held of this.heldBy(key)) visit(held);
-    };
-    // keys of the group the prefix ends inside of (it names part of a pod name)
-    const own = prefix.slice(0, prefix.lastIndexOf('_') + 1);
-    if (own !== prefix) {
-      for (const key of this.groups.get(own)?.keys.keys() ?? []) if (key.startsWith(prefix)) visitKey(key);
-    }
-    // every group whose name extends the prefix
-    for (const group of this.groupNames.keys(prefix)) {
-      if (!group.startsWith(prefix)) break;
-      for (const key of this.groups.get(group)!.keys.keys()) visitKey(key);
-    }
-  }
-
-  /** The canonical text of an address and where it lives in the configuration. */
-  private place(ip: string): { address: string; space: EntrySpace | undefined; ordinal: Ordinal } {
-    const parsed = parseAddress(ip);
-    const home = locate(this.spaces, parsed.family, parsed.value);
-    const address = home ? home.space.ipOf(home.ordinal) : formatAddress(parsed.family, parsed.value);
-    return { address, space: home?.space, ordinal: home?.ordinal ?? -1 };
+  /** The canonical text of an address, its family, and where it lives in the configuration. */
+  private place(ip: string): {
+    address: string;
+    family: Family;
+    space: EntrySpace | undefined;
+    ordinal: Ordinal;
+  } {
+    const { family, value } = parseAddress(ip);
+    const home = locate(this.spaces, family, value);
+    const address = home ? home.space.ipOf(home.ordinal) : formatAddress(family, value);
+    return { address, family, space: home?.space, ordinal: home?.ordinal ?? -1 };
   }
 
   private owned(ip: string, expected: Owner): Held {
@@ -651,6 +496,7 @@ export class Allocator {
     const { policy, nodeName, podUid } = attrs;
     return new Held(
       held.ip,
+      held.family,
       key,
       policy,
       nodeName,
@@ -666,7 +512,7 @@ export class Allocator {
     if (!isReleasePolicy(record.policy)) {
       throw new InvalidAddressError(String(record.policy), `invalid release policy for ${record.ip}`);
     }
-    const { address, space, ordinal } = this.place(record.ip);
+    const { address, family, space, ordinal } = this.place(record.ip);
     const previous = this.byIp.get(address);
     if (previous) {
       if (!replace) throw new AlreadyAllocatedError(address, previous.key);
@@ -674,17 +520,8 @@ export class Allocator {
     }
     const { key, policy, nodeName, podUid, updateTime, reserved } = record;
     return this.insert(
-      new Held(address, key, policy, nodeName, podUid, updateTime, reserved, space, ordinal),
+      new Held(address, family, key, policy, nodeName, podUid, updateTime, reserved, space, ordinal),
     );
-  }
-
-  private pruneEmptyGroups(): void {
-    for (const [group, members] of this.groups) {
-      if (members.addresses > 0) continue;
-      this.groups.delete(group);
-      this.groupNames.delete(group);
-    }
-    this.emptyGroups = 0;
   }
 
   // callers remove whatever held the address before, so it is never live in byIp here
@@ -697,27 +534,7 @@ export class Allocator {
     } else {
       this.orphanCount++;
     }
-    const current = this.byKeyIndex.get(held.key);
-    if (current === undefined) {
-      this.byKeyIndex.add(held.key, held);
-      const name = groupOf(held.key);
-      let group = this.groups.get(name);
-      if (!group) {
-        this.groups.set(name, (group = new KeyGroup()));
-        this.groupNames.set(name, undefined);
-      } else if (group.addresses === 0) {
-        this.emptyGroups--;
-      }
-      group.keys.add(held.key, true);
-      held.group = group;
-    } else if (Array.isArray(current)) {
-      current.push(held);
-      held.group = current[0]!.group;
-    } else {
-      this.byKeyIndex.set(held.key, [current, held]);
-      held.group = current.group;
-    }
-    held.group!.addresses++;
+    this.keyIndex.add(held);
     return held;
   }
 
@@ -730,67 +547,8 @@ export class Allocator {
     } else {
       this.orphanCount--;
     }
-    const group = held.group!;
-    group.addresses--;
-    const current = this.byKeyIndex.get(held.key);
-    if (current === held) {
-      this.byKeyIndex.delete(held.key);
-      group.keys.delete(held.key);
-      if (group.addresses === 0 && ++this.emptyGroups > 64 && this.emptyGroups > this.groups.size / 2) {
-        this.pruneEmptyGroups();
-      }
-    } else if (Array.isArray(current)) {
-      current.splice(current.indexOf(held), 1);
-      if (current.length === 1) this.byKeyIndex.set(held.key, current[0]!);
-    }
+    this.keyIndex.remove(held);
   }
-}
-
-const groupOf = (key: string): string => key.slice(0, key.lastIndexOf('_') + 1);
-
-function locate(
-  spaces: readonly EntrySpace[],
-  family: Family,
-  value: bigint,
-): { space: EntrySpace; ordinal: Ordinal } | undefined {
-  for (const space of spaces) {
-    if (space.family !== family) continue;
-    const ordinal = space.ordinalOf(value);
-    if (ordinal !== undefined) return { space, ordinal };
-  }
-  return undefined;
-}
-
-function lowestFree(
-  spaces: readonly EntrySpace[],
-  family: Family,
-): { space: EntrySpace; ordinal: Ordinal } | undefined {
-  for (const space of spaces) {
-    if (space.family !== family) continue;
-    const ordinal = space.lowestFree();
-    if (ordinal !== undefined) return { space, ordinal };
-  }
-  return undefined;
-}
-
-/**
- * Up to `limit` free addresses of a group inside these spaces, lowest first. `limit` = the number
- * of groups is enough: a group with that many candidates can always be served whatever the others take.
- */
-function freeCandidates(group: RangeGroup, spaces: readonly EntrySpace[], limit: number): Candidate[] {
-  const found = new Map<string, Candidate>();
-  for (const range of group) {
-    for (const space of spaces) {
-      if (space.family !== range.family) continue;
-      for (const ordinal of space.freeBetween(range.first, range.last, limit)) {
-        const id = `${space.rank}:${ordinal}`;
-        found.set(id, { space, ordinal, value: space.valueOf(ordinal), id });
-      }
-    }
-  }
-  return [...found.values()]
-    .sort((a, b) => a.space.family - b.space.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
-    .slice(0, limit);
 }
 
 function lower(a: Held, b: Held): boolean {

@@ -11,20 +11,20 @@ export {
   parseAddress,
   parseCidr,
 } from './address.js';
-export {
-  type AllocateRequest,
-  type Allocation,
-  type AllocationRecord,
-  Allocator,
-  type AllocatorOptions,
-  type Attrs,
-  type EntryStats,
-  type ExcludedInUse,
-  type Network,
-  type Owner,
-  type ReconfigureReport,
-  type RestoreReport,
-} from './allocator.js';
+export type {
+  AllocateRequest,
+  Allocation,
+  AllocationRecord,
+  AllocatorOptions,
+  Attrs,
+  EntryStats,
+  ExcludedInUse,
+  Network,
+  Owner,
+  ReconfigureReport,
+  RestoreReport,
+} from './allocation.js';
+export { Allocator } from './allocator.js';
 export {
   EMPTY_CONFIG,
   type PoolConfig,

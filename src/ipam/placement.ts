@@ -2,7 +2,8 @@
 // functions of the allocator's state and plain facts about the pod and its app (policy apart from
 // mechanism, as decideRelease is for releases). The extender gathers the facts and answers filter,
 // prioritize and preempt with these; bind enforces the same limit under the app's lock.
-import type { Allocation, Allocator } from './allocator.js';
+import type { Allocation } from './allocation.js';
+import type { Allocator } from './allocator.js';
 import { AppLimitError, PolicyNotSupportedError } from './errors.js';
 import { type AllocationKey, ordinalOf } from './keys.js';
 import { ReleasePolicy, releasePolicyName } from './policy.js';

@@ -1,7 +1,6 @@
 // The FloatingIP custom resource (galaxy.k8s.io/v1alpha1, spec §8.1): one object per allocated
 // address. This module is its one decoder and encoder; everything else sees AllocationRecords.
 import {
-  type Allocation,
   AllocationKey,
   type AllocationRecord,
   InvalidAddressError,
@@ -85,13 +84,13 @@ const asLabelValue = (text: string): string | null =>
  * known). A value that cannot be a label value (a node name of more than 63 characters) is left
  * out rather than failing the write.
  */
-export function ownedLabels(allocation: Allocation): Record<string, string | null> {
+export function ownedLabels(allocation: AllocationRecord): Record<string, string | null> {
   const pod = allocation.podUid !== '' ? AllocationKey.parse(allocation.key).podName : '';
   return { [NODE_LABEL]: asLabelValue(allocation.nodeName), [POD_LABEL]: asLabelValue(pod) };
 }
 
 /** What a store writes for an allocation; labels of an existing object that floatip does not own are kept. */
-export function toFloatingIPObject(allocation: Allocation, existing?: ObjectMeta): FloatingIPObject {
+export function toFloatingIPObject(allocation: AllocationRecord, existing?: ObjectMeta): FloatingIPObject {
   const metadata: ObjectMeta = { name: objectNameOf(allocation.ip) };
   const labels: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...existing?.labels, ...ownedLabels(allocation) })) {

@@ -4,7 +4,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
 import {
-  type Allocation,
+  type AllocationRecord,
   Allocator,
   type Attrs,
   NotAllocatedError,
@@ -89,7 +89,7 @@ async function objectNames(): Promise<string[]> {
 }
 
 /** The fields of an allocation, as a comparable line. */
-const line = (a: Allocation) =>
+const line = (a: AllocationRecord) =>
   `${a.ip} ${a.key} ${a.policy} ${a.nodeName} ${a.podUid} ${a.updateTime} ${a.reserved}`;
 
 /** Memory and the API server agree: the same addresses, keys, policies, nodes, UIDs, times. */

@@ -6,6 +6,7 @@ import { type Allocation, ReleasePolicy } from '../../../src/ipam/index.js';
 
 const held = (key: string, extra: Partial<Allocation> = {}): Allocation => ({
   ip: '10.0.0.5',
+  family: 4,
   key,
   policy: ReleasePolicy.Never,
   nodeName: 'n1',

@@ -604,6 +604,37 @@ describe('restore and reconfigure', () => {
     ]);
   });
 
+  test('every allocation carries its address family, however it was made, loaded or moved', () => {
+    const { allocator } = setup();
+    const families = (list: readonly { family: number }[]) => list.map((a) => a.family);
+    expect(families(allocator.allocate({ key: 'a', nodeSubnet: NODES_A, attrs: attrs() }))).toEqual([4, 6]);
+    const v6Group = group('fd00:27::100~fd00:27::1ff');
+    expect(
+      families(allocator.allocate({ key: 'g', nodeSubnet: NODES_A, attrs: attrs(), groups: [v6Group] })),
+    ).toEqual([6]);
+    expect(allocator.allocateIP('fd00:27::50', 'b', attrs()).family).toBe(6);
+    expect(allocator.rekey('fd00:27::50', { key: 'b' }, 'pool__p_', parked).family).toBe(6);
+    expect(allocator.unpark('pool__p_', 'c', NODES_A, attrs(), 6).family).toBe(6);
+    // loaded from a record, which has no family: any textual form, orphans included
+    expect(allocator.load(record('FD00:27:0::60', 'd')).family).toBe(6);
+    expect(allocator.load(record('10.173.13.4', 'e')).family).toBe(4);
+    const report = allocator.restore([record('fd00:99::1', 'orphan'), record('10.99.0.1', 'orphan4')]);
+    expect(families(report.orphaned)).toEqual([6, 4]);
+    // an IPv6 orphan is adopted back into the IPv6 entry once the configuration has it again
+    allocator.reconfigure(parsePoolConfig([]));
+    const fd = parsePoolConfig([
+      {
+        nodeSubnets: [NODES_A],
+        ips: ['fd00:99::1~fd00:99::f'],
+        subnet: 'fd00:99::/64',
+        gateway: 'fd00:99::ff',
+      },
+    ]);
+    expect(allocator.reconfigure(fd).orphaned.map((a) => a.ip)).toEqual(['10.99.0.1']);
+    expect(allocator.stats()).toEqual([expect.objectContaining({ family: 6, allocated: 1 })]);
+    expect(allocator.get('fd00:99::1')?.family).toBe(6);
+  });
+
   test('load replaces memory with the persisted truth; unload forgets', () => {
     const { allocator } = setup();
     allocator.allocateIP('10.173.13.5', 'k5', attrs());

@@ -409,8 +409,10 @@ function checkInvariants(allocator: Allocator, model: Model, context: string): v
   same(context, 'size', allocator.size, model.held.size);
   for (const [ip, a] of model.held) {
     const got = allocator.get(ip);
-    if (got?.key !== a.key || got.reserved !== a.reserved) {
-      throw new Error(`${context}: ${ip} is ${got?.key}/${got?.reserved}, model says ${a.key}/${a.reserved}`);
+    if (got?.key !== a.key || got.reserved !== a.reserved || got.family !== (ip.includes(':') ? 6 : 4)) {
+      throw new Error(
+        `${context}: ${ip} is ${got?.key}/${got?.reserved}/IPv${got?.family}, model says ${a.key}/${a.reserved}`,
+      );
     }
   }
   // the key index partitions the allocations: no address under two keys, none missing

@@ -263,7 +263,7 @@ test.each<[string, number | undefined]>([
   ['web', undefined],
   ['web-', undefined],
   ['web-1a', undefined],
-  ['web-9223372036854775807', 9223372036854775807],
+  ['web-9223372036854775807', Number(2n ** 63n - 1n)],
   ['web-9223372036854775808', undefined],
 ])('ordinalOf(%j) is %j, as Go’s strconv.Atoi reads it', (name, ordinal) => {
   expect(ordinalOf(name)).toBe(ordinal);

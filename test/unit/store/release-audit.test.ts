@@ -31,6 +31,7 @@ function sink() {
 
 const held: Allocation = {
   ip: 'fd00:100::7',
+  family: 6,
   key: 'sts_ns1_web_web-0',
   policy: ReleasePolicy.Never,
   nodeName: 'node-1',
