@@ -62,6 +62,12 @@ const RECENT_BINDS = 10_000;
 const BINDING_RETRY_MS = 500;
 const BINDING_DEADLINE_MS = 3000;
 
+/** The store's writes bind makes (the FloatingIPStore; a fake in unit tests). */
+export type BindStore = Pick<
+  FloatingIPStore,
+  'allocator' | 'allocate' | 'update' | 'release' | 'unpark' | 'rekey'
+>;
+
 /** A change bind made, and how to undo it. */
 type Undo = () => Promise<unknown>;
 
@@ -77,7 +83,7 @@ export class Binder {
   private readonly clock: () => number;
 
   constructor(
-    private readonly store: FloatingIPStore,
+    private readonly store: BindStore,
     private readonly locks: DecisionLocks,
     private readonly world: Pick<ClusterWorld, 'pods' | 'node' | 'fetchNode' | 'bind'>,
     private readonly nodes: NodeFacts,
@@ -242,7 +248,7 @@ export class Binder {
       }
       return result as Allocation[];
     }
-    const heldFamilies = new Set(held.map(familyOf));
+    const heldFamilies = new Set(held.map((a) => a.family));
     const families = this.allocator.familiesServing(nodeSubnet).filter((f) => !heldFamilies.has(f));
     if (families.length === 0) return held;
     let made: Allocation[];
@@ -254,7 +260,7 @@ export class Binder {
       made = await this.store.allocate({ key: key.text, nodeSubnet, attrs, families });
       releaseMade(made);
     }
-    return [...held, ...made].sort((a, b) => familyOf(a) - familyOf(b));
+    return [...held, ...made].sort((a, b) => a.family - b.family);
   }
 
   /**
@@ -326,8 +332,6 @@ export class Binder {
     }
   }
 }
-
-const familyOf = (a: Allocation): Family => (a.ip.includes(':') ? 6 : 4);
 
 const podObject = (pod: V1Pod) => ({
   apiVersion: 'v1',
