@@ -1,0 +1,161 @@
+// Bind as a unit: a store that writes straight to an allocator (recording each write), caches as
+// plain maps, a binding call that can be made to fail. What it must never do: write before it has
+// decided, leave a write behind when it fails, or hand a pod an address it cannot use.
+import { Binder } from '../../../src/extender/bind.js';
+import { NodeFacts } from '../../../src/extender/node-subnets.js';
+import { Allocator, ReleasePolicy, parsePoolConfig } from '../../../src/ipam/index.js';
+import { KubeApiError } from '../../../src/kube/custom-resources.js';
+import { silentLogger } from '../../../src/log.js';
+import { CNI_ARGS_ANNOTATION } from '../../../src/cni/args.js';
+import { DEFAULT_RESOURCE, RELEASE_POLICY_ANNOTATION } from '../../../src/pods/pod-facts.js';
+import { DecisionLocks } from '../../../src/store/decision-locks.js';
+import { cluster, memoryStore, node, pod, recordedEvents } from '../fakes.js';
+
+const A = '10.0.1.0/24';
+const config = parsePoolConfig([
+  {
+    nodeSubnets: [A],
+    ips: ['10.0.100.10~10.0.100.11'],
+    subnet: '10.0.100.0/24',
+    gateway: '10.0.100.1',
+    vlan: 3,
+  },
+  { nodeSubnets: [A], ips: ['fd00::10~fd00::11'], subnet: 'fd00::/64', gateway: 'fd00::1' },
+]);
+
+function setup(replicas = 1) {
+  const allocator = new Allocator(config);
+  const store = memoryStore(allocator);
+  const nodes = new NodeFacts(allocator);
+  const world = cluster([node('a1', '10.0.1.11')]);
+  const bindings: { pod: string; node: string; annotations: Record<string, string> }[] = [];
+  let bindFails: Error | undefined;
+  const events = recordedEvents();
+  const binder = new Binder(
+    store,
+    new DecisionLocks(),
+    {
+      ...world,
+      fetchNode: (name: string) => Promise.resolve(world.node(name)),
+      bind: (namespace, name, _uid, target, annotations) => {
+        if (bindFails) return Promise.reject(bindFails);
+        bindings.push({ pod: `${namespace}/${name}`, node: target, annotations });
+        return Promise.resolve();
+      },
+    },
+    nodes,
+    { appFacts: () => ({ deployment: { replicas, rolling: false, maxSurge: 0 } }), isScalable: () => false },
+    events,
+    silentLogger(),
+    { resource: DEFAULT_RESOURCE, clock: () => 0 },
+  );
+  const add = (p: ReturnType<typeof pod>) =>
+    world.podMap.set(`${p.metadata!.namespace}/${p.metadata!.name}`, p);
+  return { allocator, store, binder, bindings, events, add, failBinding: (e: Error) => (bindFails = e) };
+}
+
+test('a new pod gets one address per family, written first, then bound with galaxy’s annotation', async () => {
+  const { binder, store, bindings, add } = setup();
+  add(pod('p1'));
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+  expect(bindings).toEqual([
+    {
+      pod: 'ns1/p1',
+      node: 'a1',
+      annotations: {
+        [CNI_ARGS_ANNOTATION]:
+          '{"common":{"ipinfos":[{"ip":"10.0.100.10/24","vlan":3,"gateway":"10.0.100.1"},{"ip":"fd00::10/64","vlan":0,"gateway":"fd00::1"}]}}',
+      },
+    },
+  ]);
+});
+
+test('the UID rule: a re-created pod waits for its old incarnation, and nothing is written', async () => {
+  const { binder, store, allocator, add, events } = setup();
+  allocator.allocate({
+    key: 'sts_ns1_web_web-0',
+    nodeSubnet: A,
+    attrs: { policy: ReleasePolicy.Immutable, nodeName: 'a1', podUid: 'old' },
+  });
+  add(pod('web-0', { uid: 'new', owner: { kind: 'StatefulSet', name: 'web' } }));
+  expect(await binder.bind('ns1', 'web-0', 'new', 'a1')).toBe(
+    'waiting for delete event of sts_ns1_web_web-0 before reuse this ip',
+  );
+  expect(store.writes).toEqual([]);
+  expect(events.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'FloatingIPWaiting']]);
+});
+
+test('a failed binding undoes every write, and the Event says it failed', async () => {
+  const { binder, store, allocator, add, failBinding, events } = setup();
+  add(pod('p1'));
+  failBinding(new KubeApiError(409, 'Conflict', 'pods "p1" is already assigned'));
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
+    'update pod ns1_p1: pods "p1" is already assigned',
+  );
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1', 'release fd00::10', 'release 10.0.100.10']);
+  expect(allocator.size).toBe(0);
+  expect(events.events.map((e) => e.reason)).toEqual(['FloatingIPBindFailed']);
+});
+
+test('a pod already bound is refused before anything is written, also right after this replica bound it', async () => {
+  const { binder, store, add } = setup();
+  add(pod('p1'));
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
+    'update pod ns1_p1: pod p1 is already assigned to node "a1"',
+  );
+  add(pod('p2', { nodeName: 'a9' }));
+  expect(await binder.bind('ns1', 'p2', 'uid-p2', 'a1')).toBe(
+    'update pod ns1_p2: pod p2 is already assigned to node "a9"',
+  );
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+});
+
+test('a Deployment pod takes its app’s parked address, and its limit holds under the app’s lock', async () => {
+  const { binder, store, allocator, add } = setup(1);
+  const parked = { policy: ReleasePolicy.Never, nodeName: '', podUid: '' };
+  allocator.allocateIP('10.0.100.11', 'dp_ns1_web_', parked);
+  allocator.allocateIP('fd00::11', 'dp_ns1_web_', parked);
+  const owner = { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' };
+  const never = { [RELEASE_POLICY_ANNOTATION]: 'never' };
+  add(pod('web-5d8f7c9b4-a', { owner, annotations: never }));
+  add(pod('web-5d8f7c9b4-b', { owner, annotations: never }));
+  const [a, b] = await Promise.all([
+    binder.bind('ns1', 'web-5d8f7c9b4-a', 'uid-web-5d8f7c9b4-a', 'a1'),
+    binder.bind('ns1', 'web-5d8f7c9b4-b', 'uid-web-5d8f7c9b4-b', 'a1'),
+  ]);
+  expect([a, b]).toEqual(['', 'deployment web has allocated 1 ips with replicas of 1, wait for releasing']);
+  expect(allocator.byKey('dp_ns1_web_web-5d8f7c9b4-a').map((x) => x.ip)).toEqual(['10.0.100.11', 'fd00::11']);
+  expect(store.writes).toEqual([
+    'unpark dp_ns1_web_ dp_ns1_web_web-5d8f7c9b4-a',
+    'unpark dp_ns1_web_ dp_ns1_web_web-5d8f7c9b4-a',
+  ]);
+});
+
+test('an unknown release policy binds with the default and warns on the pod', async () => {
+  const { binder, add, events, allocator } = setup();
+  add(pod('p1', { annotations: { [RELEASE_POLICY_ANNOTATION]: 'forever' } }));
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
+  expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => a.policy)).toEqual([0, 0]);
+  expect(events.events.map((e) => [e.type, e.reason, e.object.name])).toEqual([
+    ['Warning', 'UnknownReleasePolicy', 'p1'],
+  ]);
+});
+
+test('refusals before any write: unknown pod, other incarnation, no resource, unknown node', async () => {
+  const { binder, store, add } = setup();
+  add(pod('p1'));
+  add(pod('plain', { wants: false }));
+  expect(await binder.bind('ns1', 'nope', '', 'a1')).toBe(
+    'failed to find pod ns1_nope: pod "nope" not found',
+  );
+  expect(await binder.bind('ns1', 'p1', 'other', 'a1')).toBe(
+    "failed to find pod ns1_p1: uid other is not the pod's (uid-p1)",
+  );
+  expect(await binder.bind('ns1', 'plain', '', 'a1')).toBe(
+    "pod which doesn't want floatingip have been sent to plugin",
+  );
+  expect(await binder.bind('ns1', 'p1', '', 'z9')).toBe('node z9 not found');
+  expect(store.writes).toEqual([]);
+});
