@@ -1,6 +1,7 @@
-// The REST API's express app (spec §9, port 9041): Swagger UI, then JSON bodies, then validation
-// against the OpenAPI document, then the route table; every failure ends in galaxy's envelope.
-// Order matters: the description is public, authentication (when plugged in) guards the API.
+// The REST API's express app (spec §9, port 9041): Swagger UI and the public routes, then
+// authentication (when plugged in), then JSON bodies, then validation against the OpenAPI document,
+// then the route table; every failure ends in galaxy's envelope. Order matters: the description is
+// public, and nothing of a caller's is read before it is known who the caller is.
 import type { V1Pod } from '@kubernetes/client-node';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import swaggerUi from 'swagger-ui-express';
@@ -60,8 +61,6 @@ export function restApp(deps: RestDeps): express.Express {
   app.disable('x-powered-by');
   const document = openApiDocument();
   app.use('/apidocs', swaggerUi.serveFiles(document as never), swaggerUi.setup(document as never));
-  app.use(express.json({ limit: deps.bodyLimit ?? REST_BODY_LIMIT }));
-  app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
   const routes = apiRoutes({
     ...deps,
     pods: {
@@ -73,7 +72,11 @@ export function restApp(deps: RestDeps): express.Express {
   const register = (route: (typeof routes)[number]) =>
     app[route.method](expressPath(route.path), route.handler);
   routes.filter((r) => r.public).forEach(register);
+  // who asks is known before anything of theirs is read: an unauthenticated caller cannot make
+  // floatip parse and validate megabytes
   if (deps.authenticate) app.use(deps.authenticate);
+  app.use(express.json({ limit: deps.bodyLimit ?? REST_BODY_LIMIT }));
+  app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
   const serving = deps.serving;
   if (serving) {
     app.use((req: Request, _res: Response, next: NextFunction) => {

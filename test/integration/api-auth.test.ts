@@ -78,6 +78,18 @@ test('E8-7 no token: 401', async () => {
   expect((await call('GET', '/v1/ip', 'forged')).status).toBe(401);
 });
 
+test('E8-7b an unauthenticated caller is refused before its body is read or validated', async () => {
+  // a body that is not JSON, and one over the limit: 401 either way, not 400 or 413
+  for (const body of ['{not json', JSON.stringify({ ips: Array(200_000).fill({ ip: '10.0.100.10' }) })]) {
+    const res = await fetch(`${floatip.apiUrl}/v1/ip`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(401);
+  }
+});
+
 test('E8-8 a token without the permission: 403 naming it', async () => {
   expect(await call('GET', '/v1/ip', 't-nobody')).toEqual({
     status: 403,
