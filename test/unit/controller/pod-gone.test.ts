@@ -7,6 +7,14 @@ import { lifecycleDeps, pod } from './fakes.js';
 
 const IP = '10.0.100.10';
 const cleared = (policy: ReleasePolicy) => ({ policy, nodeName: '', podUid: '' });
+const web1 = pod({
+  name: 'web-1',
+  uid: 'u1',
+  owner: { kind: 'StatefulSet', name: 'web' },
+  policy: 'immutable',
+});
+const ofApp = (suffix: string, uid: string, policy: 'immutable' | 'never') =>
+  pod({ name: `app-5d8f7c9b4-${suffix}`, uid, owner: { kind: 'ReplicaSet', name: 'app-5d8f7c9b4' }, policy });
 
 test('default policy: released, conditional on the owner and the version decided on, and audited', async () => {
   const { deps, store, events, observed } = lifecycleDeps();
@@ -32,13 +40,7 @@ test('never, of a Deployment: parked at the app’s key, node and pod cleared; n
   const key = 'dp_ns1_app_app-5d8f7c9b4-a';
   store.hold(IP, key, { policy: ReleasePolicy.Never, nodeName: 'a1', podUid: 'u1' });
   const version = store.versionOf(IP);
-  const gone = pod({
-    name: 'app-5d8f7c9b4-a',
-    uid: 'u1',
-    owner: { kind: 'ReplicaSet', name: 'app-5d8f7c9b4' },
-    policy: 'never',
-  });
-  await new PodGone(deps).handle(gone);
+  await new PodGone(deps).handle(ofApp('a', 'u1', 'never'));
   expect(store.writes).toEqual([
     {
       op: 'rekey',
@@ -57,12 +59,6 @@ test('immutable, of a StatefulSet within its replicas: kept on the pod’s key, 
   const { deps, store, apps, events, observed } = lifecycleDeps();
   apps.set('web', { exists: true, replicas: 2 });
   store.hold(IP, 'sts_ns1_web_web-1', { policy: ReleasePolicy.Immutable, nodeName: 'a1', podUid: 'u1' });
-  const web1 = pod({
-    name: 'web-1',
-    uid: 'u1',
-    owner: { kind: 'StatefulSet', name: 'web' },
-    policy: 'immutable',
-  });
   await new PodGone(deps).handle(web1);
   expect(store.writes).toEqual([
     {
@@ -81,12 +77,6 @@ test('immutable, of a StatefulSet scaled below the pod’s index: released, with
   const { deps, store, apps, events } = lifecycleDeps();
   apps.set('web', { exists: true, replicas: 1 });
   store.hold(IP, 'sts_ns1_web_web-1', { policy: ReleasePolicy.Immutable, podUid: 'u1' });
-  const web1 = pod({
-    name: 'web-1',
-    uid: 'u1',
-    owner: { kind: 'StatefulSet', name: 'web' },
-    policy: 'immutable',
-  });
   await new PodGone(deps).handle(web1);
   expect(store.allocator.get(IP)).toBeUndefined();
   expect(events.map((e) => e.message)).toEqual([
@@ -100,12 +90,11 @@ test('immutable, of a Deployment: the app’s addresses of the same family decid
   const attrs = { policy: ReleasePolicy.Immutable };
   store.hold('fd00:100::10', 'dp_ns1_app_', attrs); // parked, but IPv6: not counted for IPv4
   store.hold(IP, 'dp_ns1_app_app-5d8f7c9b4-a', { ...attrs, podUid: 'ua' });
-  const owner = { kind: 'ReplicaSet', name: 'app-5d8f7c9b4' };
   const podGone = new PodGone(deps);
-  await podGone.handle(pod({ name: 'app-5d8f7c9b4-a', uid: 'ua', owner, policy: 'immutable' }));
+  await podGone.handle(ofApp('a', 'ua', 'immutable'));
   expect(store.held('dp_ns1_app_')).toEqual(['10.0.100.10', 'fd00:100::10']); // 1 <= replicas 1: parked
   store.hold('10.0.100.11', 'dp_ns1_app_app-5d8f7c9b4-b', { ...attrs, podUid: 'ub' });
-  await podGone.handle(pod({ name: 'app-5d8f7c9b4-b', uid: 'ub', owner, policy: 'immutable' }));
+  await podGone.handle(ofApp('b', 'ub', 'immutable'));
   expect(store.allocator.get('10.0.100.11')).toBeUndefined(); // 2 > replicas 1
   expect(events.map((e) => e.message)).toEqual([
     'released 10.0.100.11 from dp_ns1_app_app-5d8f7c9b4-b (by floatip lifecycle via pod-gone): deletedAndScaledDownDpPod: allocated 2 > replicas 1',
