@@ -55,6 +55,8 @@ export interface FloatipOptions {
   readonly resyncIntervalMs?: number;
   /** Parked `never` addresses of gone workloads are released after this long; 0 (default) never. */
   readonly parkedIpTtlMs?: number;
+  /** What the lifecycle reads the time from (the parked-IP TTL); default Date.now (tests move it). */
+  readonly clock?: () => number;
   /** Leader election on a Lease; without it this replica always leads. */
   readonly leaderElection?: Omit<LeaderElectorOptions, 'kubeConfig' | 'log'>;
 }
@@ -157,25 +159,28 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     config.reportExcludedInUse();
     const workloads = new Workloads(kubeConfig, cluster, pools, log);
     const lifecycle = new Lifecycle(
-      store,
-      cluster,
-      workloads,
-      world.pods,
-      locks,
-      log,
+      {
+        store,
+        cluster,
+        workloads,
+        pods: world.pods,
+        locks,
+        events,
+        log,
+        observer: {
+          released: (_a, action, cause) => metrics.releases.inc({ action: action.kind, cause }),
+          leakFound: () => metrics.leaks.inc(),
+          retried: () => metrics.writeRetries.inc({ what: 'release-job' }),
+          settled: (namespace, name) => void requeue.settled(namespace, name),
+          appChanged: (key) => void requeue.appChanged(key),
+        },
+      },
       {
         resource: options.resource,
         resyncIntervalMs: options.resyncIntervalMs ?? options.galaxy.resyncIntervalMinutes * 60_000,
         parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
+        clock: options.clock,
       },
-      {
-        released: (_a, action, cause) => metrics.releases.inc({ action: action.kind, cause }),
-        leakFound: () => metrics.leaks.inc(),
-        retried: () => metrics.writeRetries.inc({ what: 'release-job' }),
-        settled: (namespace, name) => void requeue.settled(namespace, name),
-        appChanged: (key) => void requeue.appChanged(key),
-      },
-      { events, log },
     );
     metrics.watchQueue(lifecycle.queue);
     lifecycle.attach();

@@ -9,6 +9,7 @@ export {
   type AuditSink,
   RELEASED_EVENT_REASON,
   type ReleaseAuditRecord,
+  type ReleaseAttribution,
   type ReleaseCause,
   auditRelease,
   releaseAudited,

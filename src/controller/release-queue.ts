@@ -1,8 +1,28 @@
 // Work that must happen after a pod is gone, off the informer's path: at most one job per pod
 // waits (a newer event replaces the older one's pod), a few run at once, failures are retried with
-// backoff. Enqueueing never blocks, whatever the backlog (galaxy's 50,000-slot channel blocks its
-// informer when full, §12.23); a job that keeps failing is dropped after its last try and left to
-// the periodic resync, which finds what was not released.
+// backoff, by the error's kind. Enqueueing never blocks, whatever the backlog (galaxy's
+// 50,000-slot channel blocks its informer when full, §12.23); a job that keeps failing is dropped
+// after its last try and left to the periodic resync, which finds what was not released.
+import { type ErrorKind, kindOf } from '../ipam/index.js';
+
+/**
+ * Whether a failed job is tried again, by its error's kind (src/ipam/errors.ts), mapped here once:
+ * a validation error stays wrong however often it is tried, so it is given up at once and left to
+ * the resync; a conflict decides again on fresh facts; a wait, an unavailable replica or a
+ * transient failure may pass. An error of no kind (a bug, or one nobody classified) is retried.
+ */
+const RETRY: Record<ErrorKind, boolean> = {
+  validation: false,
+  conflict: true,
+  wait: true,
+  unavailable: true,
+  transient: true,
+};
+
+const retries = (err: unknown): boolean => {
+  const kind = kindOf(err);
+  return kind === undefined || RETRY[kind];
+};
 
 export interface QueueOptions {
   /** Jobs running at once. */
@@ -123,7 +143,7 @@ export class ReleaseQueue<T> {
         () => undefined,
         (err: unknown) => {
           if (this.stopped) return;
-          if (entry.attempts >= this.options.attempts) {
+          if (entry.attempts >= this.options.attempts || !retries(err)) {
             this.onGiveUp(entry.item, err);
             return;
           }

@@ -175,12 +175,9 @@ describe('E6-3 bare pods and custom workloads', () => {
     await world.deletePod('solo');
     await world.settle();
     expect(world.floatip.allocator.get(ip)).toBeUndefined();
-    await world.floatip.events.flush();
-    const events = await world.core.listNamespacedEvent({ namespace: 'default' });
-    const audit = events.items.find((e) => e.reason === 'FloatingIPReleased' && e.involvedObject.name === ip);
-    expect(audit?.message).toBe(
+    expect(await world.releasedEvents(ip)).toEqual([
       `released ${ip} from NULL_ns1_NULL_solo (by floatip lifecycle via pod-gone): deletedAndIPMutablePod`,
-    );
+    ]);
   });
 
   test('E6-3b a scalable custom workload (scale subresource, served at its own version) keeps addresses by index', async () => {
@@ -264,6 +261,22 @@ describe('E6-4 rolling updates of immutable Deployments complete and end with re
     for (let i = 0; i < replicas; i++) now.push(...(await world.addressesOf(dp('app', `new${i}`).name)));
     expect(now.filter((ip) => old.includes(ip)).length).toBe(replicas - 1);
   });
+});
+
+test('E6-4b the rollout trim releases the parked surplus, and each release leaves an audit Event', async () => {
+  await world.deployment('app', 1);
+  const old = await running(dp('app', 'old', 'immutable'));
+  await world.deploymentState('app', { rolling: true });
+  const fresh = await world.pod(dp('app', 'new', 'immutable'));
+  expect(await world.bind(fresh, 'a2')).toBe('');
+  await world.deletePod(dp('app', 'old').name);
+  await world.settle();
+  expect(world.held('dp_ns1_app_')).toEqual([old]); // parked during the rollout
+  await world.deploymentState('app', { rolling: false });
+  await eventually('the trim', async () => world.floatip.allocator.get(old) === undefined);
+  expect(await world.releasedEvents(old)).toEqual([
+    `released ${old} from dp_ns1_app_ (by floatip lifecycle via rollout): rollout ended: 2 addresses for 1`,
+  ]);
 });
 
 describe('E6-5 leaks, races, lost watches', () => {
@@ -383,19 +396,29 @@ describe('E6-5 leaks, races, lost watches', () => {
   });
 });
 
-test('E6-6 parked never addresses of a gone Deployment expire after --parked-ip-ttl', async () => {
+test('E6-6 parked never addresses of a gone Deployment expire after --parked-ip-ttl, audited', async () => {
   await world.stop();
-  world = await World.start({ config: CONFIG, parkedIpTtlMs: 50 });
+  const ttl = 3_600_000;
+  let later = 0; // how far floatip's clock is ahead of the wall clock
+  world = await World.start({ config: CONFIG, parkedIpTtlMs: ttl, clock: () => Date.now() + later });
   await world.node('a1', '10.0.1.11');
   await world.deployment('app', 1);
   const ip = await running(dp('app', 'a', 'never'));
   await world.deletePod(dp('app', 'a').name);
   await world.settle();
   expect(world.held('dp_ns1_app_')).toEqual([ip]);
-  await new Promise((r) => setTimeout(r, 100));
-  await world.floatip.lifecycle.resync(); // the Deployment still exists: kept
+  await world.deleteDeployment('app');
+  await world.floatip.lifecycle.resync(); // the workload is gone, but the address was parked just now: kept
   expect(world.held('dp_ns1_app_')).toEqual([ip]);
+  await world.deployment('app', 1);
+  later = ttl + 1000;
+  await world.floatip.lifecycle.resync(); // parked long enough, but the Deployment is back: kept
+  expect(world.held('dp_ns1_app_')).toEqual([ip]);
+  expect(await world.releasedEvents(ip)).toEqual([]);
   await world.deleteDeployment('app');
   await world.floatip.lifecycle.resync();
   expect(world.held('dp_ns1_app_')).toEqual([]);
+  expect(await world.releasedEvents(ip)).toEqual([
+    `released ${ip} from dp_ns1_app_ (by floatip lifecycle via ttl): parked longer than --parked-ip-ttl; its workload is gone`,
+  ]);
 });

@@ -11,7 +11,8 @@ import { GALAXY_DEFAULTS, type GalaxyConfig } from '../../src/config/galaxy-conf
 import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
 import { silentLogger } from '../../src/log.js';
 import { type Floatip, startFloatip } from '../../src/server.js';
-import { fromFloatingIPObject } from '../../src/store/floating-ip-object.js';
+import { fromFloatingIPObject, objectNameOf } from '../../src/store/floating-ip-object.js';
+import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
 import { eventually } from './helpers.js';
 
 export interface WorldOptions {
@@ -19,6 +20,8 @@ export interface WorldOptions {
   readonly config: unknown[];
   readonly galaxy?: Partial<GalaxyConfig>;
   readonly parkedIpTtlMs?: number;
+  /** The lifecycle's clock (the parked-IP TTL's cutoff). */
+  readonly clock?: () => number;
 }
 
 export interface PodSpec {
@@ -89,6 +92,7 @@ export class World {
       // passes are run by hand (lifecycle.resync()), so that tests decide when
       resyncIntervalMs: 0,
       parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
+      clock: options.clock,
     });
   }
 
@@ -329,6 +333,15 @@ export class World {
 
   async readPod(name: string, namespace = 'ns1'): Promise<V1Pod> {
     return this.core.readNamespacedPod({ name, namespace });
+  }
+
+  /** The messages of the release audit Events on an address's FloatingIP object, oldest first. */
+  async releasedEvents(ip: string): Promise<string[]> {
+    await this.floatip.events.flush();
+    const events = await this.core.listNamespacedEvent({ namespace: 'default' });
+    return events.items
+      .filter((e) => e.reason === RELEASED_EVENT_REASON && e.involvedObject.name === objectNameOf(ip))
+      .map((e) => e.message ?? '');
   }
 
   // ---- kube-scheduler's side of the wire

@@ -1,3 +1,4 @@
+import { NotInConfigError } from '../../../src/ipam/index.js';
 import { ReleaseQueue } from '../../../src/controller/release-queue.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,4 +63,39 @@ test('a newer event for a waiting pod replaces it; one for a running pod runs af
   release();
   await queue.idle();
   expect(seen).toEqual(['v1', 'v3']);
+});
+
+describe('retry or not, by the error’s kind', () => {
+  const kinded = (kind: string) => Object.assign(new Error(`a ${kind} error`), { kind });
+
+  async function tries(err: Error): Promise<{ tries: number; gaveUp: unknown[] }> {
+    let count = 0;
+    const gaveUp: unknown[] = [];
+    const queue = new ReleaseQueue<string>(
+      async () => {
+        count++;
+        throw err;
+      },
+      (_item, e) => gaveUp.push(e),
+      { concurrency: 1, attempts: 3, backoffMs: 1, maxBackoffMs: 1 },
+    );
+    queue.add('p', 'p');
+    await queue.idle();
+    return { tries: count, gaveUp };
+  }
+
+  test('a validation error is not retried: given up at once, to the resync', async () => {
+    const err = new NotInConfigError('10.9.9.9');
+    expect(await tries(err)).toEqual({ tries: 1, gaveUp: [err] });
+  });
+
+  test.each(['conflict', 'wait', 'unavailable', 'transient'])('a %s error is retried', async (kind) => {
+    const err = kinded(kind);
+    expect(await tries(err)).toEqual({ tries: 3, gaveUp: [err] });
+  });
+
+  test('an error of no kind is retried too', async () => {
+    const err = new TypeError('x is undefined');
+    expect(await tries(err)).toEqual({ tries: 3, gaveUp: [err] });
+  });
 });

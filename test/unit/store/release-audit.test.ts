@@ -40,7 +40,7 @@ const held: Allocation = {
   reserved: false,
 };
 
-test('a release by the lifecycle controller: the Event on the FloatingIP object, and the log line', async () => {
+test('a release by the lifecycle controller: conditional on the version decided on, the Event on the FloatingIP object, and the log line', async () => {
   const { events, lines, sink: s } = sink();
   const calls: unknown[][] = [];
   const store = {
@@ -55,13 +55,14 @@ test('a release by the lifecycle controller: the Event on the FloatingIP object,
     held.ip,
     { key: held.key, podUid: 'u1' },
     {
-      actor: 'floatip/lifecycle',
-      via: 'lifecycle',
+      actor: 'floatip lifecycle',
+      via: 'pod-gone',
       reason: 'deletedAndScaledDownAppPod',
     },
+    42n,
   );
   expect(released).toBe(held);
-  expect(calls).toEqual([[held.ip, { key: held.key, podUid: 'u1' }]]);
+  expect(calls).toEqual([[held.ip, { key: held.key, podUid: 'u1' }, 42n]]);
   expect(events).toEqual([
     {
       object: {
@@ -73,7 +74,7 @@ test('a release by the lifecycle controller: the Event on the FloatingIP object,
       type: 'Normal',
       reason: RELEASED_EVENT_REASON,
       message:
-        'released fd00:100::7 from sts_ns1_web_web-0 (by floatip/lifecycle via lifecycle): deletedAndScaledDownAppPod',
+        'released fd00:100::7 from sts_ns1_web_web-0 (by floatip lifecycle via pod-gone): deletedAndScaledDownAppPod',
     },
   ]);
   expect(lines).toEqual([
@@ -83,8 +84,8 @@ test('a release by the lifecycle controller: the Event on the FloatingIP object,
       key: held.key,
       podUid: 'u1',
       nodeName: 'node-1',
-      actor: 'floatip/lifecycle',
-      via: 'lifecycle',
+      actor: 'floatip lifecycle',
+      via: 'pod-gone',
       reason: 'deletedAndScaledDownAppPod',
     }),
   ]);

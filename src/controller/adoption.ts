@@ -1,0 +1,73 @@
+// Adoption (galaxy's syncPodIP): a running pod whose annotation names addresses floatip does not
+// hold for it takes them for its key if they are free (a restore after data loss, or galaxy's
+// objects lost); one another key holds is a conflict, warned about and left alone. A pod without
+// the annotation has nothing to adopt (galaxy crashes, §12.11).
+import type { V1Pod } from '@kubernetes/client-node';
+import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
+import type { Attrs } from '../ipam/index.js';
+import { keyOfPod, namespacedName, policyOfPod } from '../pods/pod-facts.js';
+import type { LifecycleDeps } from './lifecycle-deps.js';
+
+const isRunning = (pod: V1Pod) => pod.status?.phase === 'Running';
+
+export class Adoption {
+  constructor(private readonly deps: Pick<LifecycleDeps, 'store' | 'locks' | 'log'>) {}
+
+  /** A pod seen added or changed: adopted in the background once it runs. */
+  soon(pod: V1Pod): void {
+    if (!isRunning(pod)) return;
+    void this.adopt(pod).catch((err: unknown) =>
+      this.deps.log.warn(
+        { pod: namespacedName(pod), err: (err as Error).message },
+        'could not adopt the addresses of a running pod',
+      ),
+    );
+  }
+
+  /** The resync's pass: every running pod, one after the other. */
+  async sweep(pods: Iterable<V1Pod>): Promise<void> {
+    for (const pod of pods) {
+      if (!isRunning(pod)) continue;
+      await this.adopt(pod).catch((err: unknown) =>
+        this.deps.log.warn(
+          { pod: namespacedName(pod), err: (err as Error).message },
+          'resync: could not adopt',
+        ),
+      );
+    }
+  }
+
+  async adopt(pod: V1Pod): Promise<void> {
+    const text = pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
+    if (!text) return;
+    const ips = parseCniArgs(text).ipinfos.map(addressOf);
+    if (ips.length === 0) return;
+    const { store, locks, log } = this.deps;
+    const who = namespacedName(pod);
+    await locks.pod(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', async () => {
+      const key = keyOfPod(pod);
+      for (const ip of ips) {
+        const holder = store.allocator.get(ip);
+        if (holder?.key === key.text) continue;
+        if (holder) {
+          log.warn(
+            { pod: who, ip, key: key.text, holder: holder.key },
+            `conflict ip ${ip} found for both ${key.text} and ${holder.key}`,
+          );
+          continue;
+        }
+        if (!store.allocator.isConfigured(ip)) {
+          log.warn({ pod: who, ip, key: key.text }, `failed to find floating ip by ${ip} in cache`);
+          continue;
+        }
+        const attrs: Attrs = {
+          policy: policyOfPod(pod),
+          nodeName: pod.spec?.nodeName ?? '',
+          podUid: pod.metadata?.uid ?? '',
+        };
+        await store.allocateIP(ip, key.text, attrs);
+        log.info({ pod: who, ip, key: key.text }, 'adopted the address of a running pod');
+      }
+    });
+  }
+}

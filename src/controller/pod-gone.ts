@@ -1,0 +1,118 @@
+// What happens to a gone pod's addresses (spec §5.3-§5.5): each is released, parked for its app,
+// or kept on its key, as decideRelease says for its policy and its workload now. Pod deletions and
+// finished phases reach here through the release queue; a leak resync found, through settle.
+// Every decision names the address, key, pod UID and object version it was made on, and is
+// dropped (then made again) if any of them changed.
+import type { V1Pod } from '@kubernetes/client-node';
+import {
+  type Allocation,
+  AllocationKey,
+  type Attrs,
+  type ReleaseAction,
+  ReleasePolicy,
+  decideRelease,
+} from '../ipam/index.js';
+import { keyOfPod, namespacedName, policyOfPod } from '../pods/pod-facts.js';
+import type { ReleaseCause } from '../store/release-audit.js';
+import { type LifecycleDeps, familyOf, releaseDecided } from './lifecycle-deps.js';
+
+/** Why addresses are settled after their pod: its deletion or end was seen, or resync found a leak. */
+export type SettleCause = Extract<ReleaseCause, 'pod-gone' | 'leak'>;
+
+export class PodGone {
+  constructor(
+    private readonly deps: Pick<
+      LifecycleDeps,
+      'store' | 'workloads' | 'locks' | 'events' | 'log' | 'observer'
+    >,
+  ) {}
+
+  private get allocator() {
+    return this.deps.store.allocator;
+  }
+
+  /** The release queue's job: a gone (or finished) pod's addresses, each decided by its policy and workload. */
+  async handle(pod: V1Pod): Promise<void> {
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    await this.deps.locks.pod(namespace, name, async () => {
+      let key: AllocationKey;
+      try {
+        key = keyOfPod(pod);
+      } catch (err) {
+        this.deps.log.warn(
+          { pod: namespacedName(pod), err: (err as Error).message },
+          'unbind: pod has no allocation key',
+        );
+        return;
+      }
+      const uid = pod.metadata?.uid ?? '';
+      // only what this incarnation of the pod holds: a re-created pod's addresses are not ours to touch
+      const held = this.allocator
+        .byKey(key.text)
+        .filter((a) => !a.reserved && (a.podUid === uid || a.podUid === ''));
+      if (held.length > 0) await this.settle(key, policyOfPod(pod), held, 'pod-gone');
+    });
+    this.deps.observer?.settled?.(namespace, name);
+  }
+
+  /**
+   * Decides for each address and carries it out, ABA-safe: the write names the address's owner
+   * (key and pod UID) and the object version the decision saw; a change in between makes the write
+   * refuse, and the caller's retry decides again on fresh facts. The caller holds the pod's lock.
+   */
+  async settle(
+    key: AllocationKey,
+    policy: ReleasePolicy,
+    held: readonly Allocation[],
+    cause: SettleCause,
+  ): Promise<void> {
+    const facts = await this.deps.workloads.factsFor(key, policy);
+    const run = async () => {
+      for (const allocation of held) {
+        const decidedAt = this.deps.store.versionOf(allocation.ip);
+        const sameFamily = (a: Allocation) => familyOf(a.ip) === familyOf(allocation.ip);
+        const appHeld = key.isDeployment()
+          ? this.allocator.byPrefix(key.poolPrefix).filter(sameFamily).length
+          : 0;
+        const action = decideRelease(key, policy, { ...facts, held: appHeld });
+        await this.apply(allocation, action, decidedAt, cause);
+        this.deps.log.info(
+          { ip: allocation.ip, key: key.text, action: action.kind, why: action.why, cause },
+          'address after its pod',
+        );
+      }
+    };
+    // parking decisions about a Deployment's addresses count the app's addresses: one at a time per app
+    if (key.isDeployment()) {
+      await this.deps.locks.app(key.poolPrefix, run);
+      this.deps.observer?.appChanged?.(key.text);
+    } else await run();
+  }
+
+  private async apply(
+    allocation: Allocation,
+    action: ReleaseAction,
+    decidedAt: bigint | undefined,
+    cause: SettleCause,
+  ): Promise<void> {
+    const { store } = this.deps;
+    const owner = { key: allocation.key, podUid: allocation.podUid };
+    const cleared: Attrs = { policy: allocation.policy, nodeName: '', podUid: '' };
+    switch (action.kind) {
+      case 'release':
+        await releaseDecided(this.deps, allocation, owner, cause, action.why, decidedAt);
+        return;
+      case 'park':
+        await store.rekey(allocation.ip, owner, action.to, cleared, decidedAt);
+        break;
+      case 'keep':
+        if (allocation.nodeName !== '' || allocation.podUid !== '') {
+          await store.update(allocation.ip, owner, cleared, decidedAt);
+        }
+        break;
+    }
+    // parks and keeps are not releases (no Event), but are counted as such
+    this.deps.observer?.released?.(allocation, action, cause);
+  }
+}

@@ -1,0 +1,56 @@
+// Adoption, through the adoption piece alone: a running pod's annotated addresses are taken for its
+// key when free and configured; one held by another key is a conflict, warned about, left alone.
+import { Adoption } from '../../../src/controller/adoption.js';
+import { ReleasePolicy } from '../../../src/ipam/index.js';
+import { lifecycleDeps, pod } from './fakes.js';
+
+const web0 = (ips: string[], phase = 'Running') =>
+  pod({
+    name: 'web-0',
+    uid: 'u1',
+    owner: { kind: 'StatefulSet', name: 'web' },
+    policy: 'immutable',
+    nodeName: 'a1',
+    phase,
+    ips,
+  });
+
+test('free configured addresses in a running pod’s annotation are taken for its key', async () => {
+  const { deps, store } = lifecycleDeps();
+  await new Adoption(deps).adopt(web0(['10.0.100.12', 'fd00:100::12']));
+  const attrs = { policy: ReleasePolicy.Immutable, nodeName: 'a1', podUid: 'u1' };
+  expect(store.writes).toEqual([
+    { op: 'allocateIP', ip: '10.0.100.12', key: 'sts_ns1_web_web-0', attrs },
+    { op: 'allocateIP', ip: 'fd00:100::12', key: 'sts_ns1_web_web-0', attrs },
+  ]);
+});
+
+test('an address another key holds is a conflict: warned about and left; one not configured, likewise', async () => {
+  const { deps, store, lines } = lifecycleDeps();
+  store.hold('10.0.100.12', 'NULL_ns1_NULL_other', { podUid: 'u9' });
+  await new Adoption(deps).adopt(web0(['10.0.100.12', '10.9.9.9', '10.0.100.13']));
+  expect(store.writes).toEqual([
+    expect.objectContaining({ op: 'allocateIP', ip: '10.0.100.13', key: 'sts_ns1_web_web-0' }),
+  ]);
+  expect(store.allocator.get('10.0.100.12')?.key).toBe('NULL_ns1_NULL_other');
+  expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+    'conflict ip 10.0.100.12 found for both sts_ns1_web_web-0 and NULL_ns1_NULL_other',
+    'failed to find floating ip by 10.9.9.9 in cache',
+  ]);
+});
+
+test('what the pod’s key holds already, and a pod without the annotation, change nothing', async () => {
+  const { deps, store } = lifecycleDeps();
+  store.hold('10.0.100.12', 'sts_ns1_web_web-0', { podUid: 'u1' });
+  const adoption = new Adoption(deps);
+  await adoption.adopt(web0(['10.0.100.12']));
+  await adoption.adopt(pod({ name: 'solo' }));
+  expect(store.writes).toEqual([]);
+});
+
+test('the resync’s sweep adopts for running pods only', async () => {
+  const { deps, store } = lifecycleDeps();
+  const pending = pod({ name: 'solo', phase: 'Pending', ips: ['10.0.100.20'] });
+  await new Adoption(deps).sweep([web0(['10.0.100.12']), pending]);
+  expect(store.writes.map((w) => w.ip)).toEqual(['10.0.100.12']);
+});
