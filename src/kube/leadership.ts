@@ -82,19 +82,10 @@ export class NotLeaderError extends Error {
   }
 }
 
-/** The options with their defaults filled in, checked. */
-export interface ElectionSettings {
-  readonly namespace: string;
-  readonly name: string;
-  readonly identity: string;
-  readonly leaseDurationMs: number;
-  readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
-  /** The duration as the Lease records it. */
+/** The options with their defaults filled in and checked, and the duration as the Lease records it (whole seconds). */
+export type ElectionSettings = Required<Omit<LeaderElectorOptions, 'kubeConfig'>> & {
   readonly leaseDurationSeconds: number;
-  readonly log: ElectionLogger;
-  readonly clock: Clock;
-}
+};
 
 const noLog: ElectionLogger = { info: () => undefined, warn: () => undefined };
 const systemClock: Clock = { now: () => Date.now() };
