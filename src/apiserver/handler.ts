@@ -1,24 +1,26 @@
-// HTTP routing: which document or verb a request addresses, its query and body decoded, the answer written.
-// Every failure leaves as a Kubernetes Status.
+// HTTP routing: which document or verb a request addresses, and which service call answers it. Every
+// failure leaves as a Kubernetes Status. Reading bodies and writing answers is http-io.ts, decoding
+// the query's options request-options.ts, so that this module reads as the route table it is.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { apiVersions, groupDocument, groupList, resourceList, SERVER_VERSION } from './discovery.js';
 import type { FaultController, FaultRule } from './faults.js';
 import { checkFields, fieldValidationOf } from './field-validation.js';
-import { bodyFormat, responseFormat } from './media.js';
+import { readJson, readObject, send, sendObject } from './http-io.js';
+import { responseFormat } from './media.js';
 import { documentTarget, openApiDocument, openApiRoot } from './openapi.js';
-import { decodeProtobuf } from './protobuf.js';
 import { REVIEW_RESOURCES, type ReviewTable, review } from './reviews.js';
 import { patchTypeOf } from './patch.js';
 import type { ResourceRegistry, ResourceType } from './registry.js';
 import { parseBool, parseRequestTarget, type ResourceRequest } from './request-info.js';
-import type { ListOptions, Preconditions, ResourceService } from './resources.js';
+import { dryRunOf, listOptions, nonNegativeInt, preconditionsOf } from './request-options.js';
+import type { ResourceService } from './resources.js';
 import { objectMatcher } from './selectors.js';
 import { listJson, objectJson } from './serialize.js';
 import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound } from './status.js';
 import type { Store } from './store.js';
 import { bindPod, patchScale, scaleOf, updateScale } from './subresources.js';
 import { includeObjectOf, toTable } from './table.js';
-import { isPlainObject, type KubeObject } from './types.js';
+import type { KubeObject } from './types.js';
 import { WatchStream, type WatchHub } from './watch.js';
 
 export interface HandlerDeps {
@@ -35,101 +37,7 @@ export interface HandlerDeps {
   reviews: ReviewTable;
 }
 
-/** Bodies above this are refused, like kube-apiserver's 3 MiB object limit (with room for bulk requests). */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
 export const CONTROL_PREFIX = '/_floatip/';
-
-function send(res: ServerResponse, code: number, json: string, warnings: string[] = []): void {
-  if (warnings.length > 0) res.setHeader('Warning', warnings);
-  res.writeHead(code, {
-    'Content-Type': 'application/json',
-    'Cache-Control': 'no-cache, private',
-    'Content-Length': Buffer.byteLength(json),
-  });
-  res.end(json);
-}
-
-function sendObject(res: ServerResponse, code: number, body: unknown): void {
-  send(res, code, JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new ApiError(413, 'RequestEntityTooLarge', `request body exceeds ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-async function readJson(req: IncomingMessage, what: string, optional = false): Promise<unknown> {
-  const text = (await readBody(req)).toString('utf8');
-  if (text.trim() === '') {
-    if (optional) return undefined;
-    throw badRequest(`the request body for ${what} is empty`);
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw badRequest(`error decoding the request body for ${what}: ${(err as Error).message}`);
-  }
-}
-
-/** A POST or PUT body: JSON, or protobuf for the kinds kubectl's typed commands send (protobuf.ts). */
-async function readObject(req: IncomingMessage, what: string): Promise<unknown> {
-  if (bodyFormat(req.headers['content-type']) === 'json') return readJson(req, what);
-  return decodeProtobuf(await readBody(req), what);
-}
-
-function dryRunOf(url: URL): boolean {
-  const values = url.searchParams.getAll('dryRun');
-  for (const v of values) {
-    if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
-  }
-  return values.length > 0;
-}
-
-function nonNegativeInt(url: URL, param: string): number | undefined {
-  const raw = url.searchParams.get(param);
-  if (raw === null || raw === '') return undefined;
-  if (!/^\d+$/.test(raw))
-    throw badRequest(`${param}: Invalid value: "${raw}": must be a non-negative integer`);
-  return Number(raw);
-}
-
-function listOptions(url: URL): ListOptions {
-  const opts: ListOptions = {};
-  const labelSelector = url.searchParams.get('labelSelector');
-  const fieldSelector = url.searchParams.get('fieldSelector');
-  const limit = nonNegativeInt(url, 'limit');
-  const cont = url.searchParams.get('continue');
-  if (labelSelector) opts.labelSelector = labelSelector;
-  if (fieldSelector) opts.fieldSelector = fieldSelector;
-  if (limit !== undefined) opts.limit = limit;
-  if (cont) opts.continueToken = cont;
-  return opts;
-}
-
-function preconditionsOf(body: unknown): Preconditions {
-  if (body === undefined) return {};
-  if (!isPlainObject(body)) throw badRequest('DeleteOptions must be a JSON object');
-  const pre = body.preconditions;
-  if (pre === undefined || pre === null) return {};
-  if (!isPlainObject(pre)) throw badRequest('DeleteOptions.preconditions must be a JSON object');
-  const out: Preconditions = {};
-  if (typeof pre.uid === 'string') out.uid = pre.uid;
-  if (typeof pre.resourceVersion === 'string') out.resourceVersion = pre.resourceVersion;
-  return out;
-}
 
 export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { registry, store, service, watches, faults } = deps;

@@ -1,6 +1,7 @@
 // The verbs on stored objects, with kube-apiserver's semantics: server-set metadata, optimistic concurrency,
 // status subresources, generation, preconditions, finalizers, and list paging.
 import { randomUUID } from 'node:crypto';
+import { decodeContinue, encodeContinue } from './continue-token.js';
 import { equalExcept, jsonEqual } from './equality.js';
 import { generatedName, nameProblem } from './names.js';
 import { applyPatch, type PatchType } from './patch.js';
@@ -63,36 +64,6 @@ const SERVER_SET_ON_UPDATE = [
   'deletionTimestamp',
   'deletionGracePeriodSeconds',
 ] as const;
-
-interface ContinueToken {
-  v: string;
-  rv: number;
-  start: string;
-}
-
-/** kube-apiserver's continue token: base64 of {"v":"meta.k8s.io/v1","rv":N,"start":"<key>\0"}. */
-function encodeContinue(revision: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: revision, start })).toString('base64');
-}
-
-function decodeContinue(token: string): ContinueToken {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
-  if (
-    !isPlainObject(parsed) ||
-    parsed.v !== 'meta.k8s.io/v1' ||
-    !Number.isInteger(parsed.rv) ||
-    typeof parsed.start !== 'string' ||
-    parsed.start === ''
-  ) {
-    throw badRequest(`continue key is not valid: ${JSON.stringify(token)}`);
-  }
-  return { v: parsed.v, rv: parsed.rv as number, start: parsed.start };
-}
 
 function ref(rt: ResourceType): { group: string; resource: string } {
   return { group: rt.group, resource: rt.plural };

@@ -1,15 +1,13 @@
 // The FloatingIP objects in the API server are the truth; the allocator is a cache of them. This
-// store keeps it so:
-// - at start it lists every object (paged) into the allocator, then follows the watch, so objects
-//   created, edited or deleted by anyone (kubectl reservations) take effect at once; a lost watch
-//   is resumed or re-listed (src/kube/reflector.ts);
-// - every decision is written first and applied to memory only once the write has succeeded, each
-//   write conditional on the version the store last saw. A conflict means someone else changed the
-//   object: the store re-reads it and the caller decides again. Nothing is overwritten blindly.
+// store keeps it so: every decision is written first and applied to memory only once the write has
+// succeeded, each write conditional on the version the store last saw. A conflict means someone
+// else changed the object: the store re-reads it and the caller decides again. Nothing is
+// overwritten blindly.
 //
-// Versions: the store remembers, per address, the resourceVersion memory reflects (also for
-// deleted objects), and ignores any event or answer older than that. resourceVersions are compared
-// as integers, as they are on every etcd-backed API server.
+// This module owns the writes and is the door the rest of floatip uses. Following the objects others
+// write (the list at start, then the watch) is floating-ip-follower.ts; the per-address versions, by
+// which the store ignores any event or answer older than what memory reflects, and the holding back
+// of events while an address is written, are address-versions.ts: both sides keep that one rule.
 import {
   type AllocateRequest,
   type Allocation,
@@ -30,17 +28,12 @@ import {
   isConflict,
   isNotFound,
 } from '../kube/custom-resources.js';
-import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
-import {
-  type FloatingIPObject,
-  fromFloatingIPObject,
-  ipOfObjectName,
-  objectNameOf,
-  ownedLabels,
-  toFloatingIPObject,
-} from './floating-ip-object.js';
-import { KeyedLock } from './keyed-lock.js';
+import { AddressVersions, versionOf } from './address-versions.js';
+import { FloatingIPFollower, type FollowObserver, type StartReport } from './floating-ip-follower.js';
+import { fromFloatingIPObject, objectNameOf, ownedLabels, toFloatingIPObject } from './floating-ip-object.js';
+
+export type { ObjectProblem, StartReport } from './floating-ip-follower.js';
 
 /** The object changed after the caller decided on it: decide again. */
 export class StaleDecisionError extends Error {
@@ -54,26 +47,10 @@ export class StaleDecisionError extends Error {
   }
 }
 
-/** Something wrong with an object that the store keeps (never deletes) and reports. */
-export interface ObjectProblem {
-  readonly name: string;
-  readonly reason: string;
-}
-
-export interface StoreObserver {
-  /** A FloatingIP object the store cannot use, or one outside the configuration. */
-  objectProblem?(problem: ObjectProblem): void;
+/** What the store reports: what following the objects finds, and the writes' conflicts. */
+export interface StoreObserver extends FollowObserver {
   /** A write that failed because someone else changed the object first. */
   writeConflict?(ip: string): void;
-  /** An address became free: released here, or its object deleted by someone else. */
-  freed?(ip: string): void;
-}
-
-export interface StartReport {
-  readonly objects: number;
-  readonly loaded: number;
-  readonly orphaned: readonly Allocation[];
-  readonly problems: readonly ObjectProblem[];
 }
 
 /** How often allocate tries again when an address it chose turns out to be taken already. */
@@ -82,11 +59,8 @@ const ALLOCATE_ATTEMPTS = 3;
 const WRITE_ATTEMPTS = 3;
 
 export class FloatingIPStore {
-  private readonly versions = new Map<string, bigint>();
-  private readonly writing = new KeyedLock();
-  private readonly heldBack = new Map<string, { version: bigint; change: () => void }>();
-  private readonly reflector: Reflector<FloatingIPObject>;
-  private starting: ObjectProblem[] | undefined;
+  private readonly versions = new AddressVersions();
+  private readonly follower: FloatingIPFollower;
 
   constructor(
     private readonly api: CustomResourceClient,
@@ -97,110 +71,18 @@ export class FloatingIPStore {
     /** Called before every write; throws to refuse it (a replica that is not the leader). */
     private readonly guard: () => void = () => undefined,
   ) {
-    this.reflector = new Reflector<FloatingIPObject>({
-      name: 'floatingips',
-      path: api.path,
-      list: async ({ limit, _continue }) => {
-        const page = await api.list(limit, _continue);
-        return {
-          items: page.items as FloatingIPObject[],
-          metadata: {
-            resourceVersion: page.resourceVersion,
-            ...(page.continue ? { continue: page.continue } : {}),
-          },
-        };
-      },
-      kubeConfig,
-      log,
-      keep: 'versions',
-    })
-      .on('add', (o) => this.onObject(o))
-      .on('update', (o) => this.onObject(o))
-      .on('delete', (o) => this.onDeleted(o));
+    this.follower = new FloatingIPFollower(api, kubeConfig, allocator, this.versions, log, observer);
   }
 
   // ---- start, follow, stop
 
   /** Lists every object into the allocator, and follows the watch from then on. */
-  async start(): Promise<StartReport> {
-    this.starting = [];
-    await this.reflector.start();
-    const problems = this.starting;
-    this.starting = undefined;
-    const orphaned = this.allocator.orphaned();
-    this.log.info(
-      {
-        objects: this.reflector.size,
-        loaded: this.allocator.size,
-        orphaned: orphaned.length,
-        problems: problems.length,
-      },
-      'floating IPs restored',
-    );
-    return { objects: this.reflector.size, loaded: this.allocator.size, orphaned, problems };
+  start(): Promise<StartReport> {
+    return this.follower.start();
   }
 
   stop(): Promise<void> {
-    return this.reflector.stop();
-  }
-
-  private onObject(object: FloatingIPObject): void {
-    const decoded = fromFloatingIPObject(object);
-    if (!decoded.ok) {
-      this.reportProblem({ name: object.metadata?.name ?? '', reason: decoded.reason });
-      return;
-    }
-    const { record } = decoded;
-    this.applyEvent(record.ip, versionOf(object), () => {
-      this.allocator.load(record);
-      if (!this.allocator.isConfigured(record.ip)) {
-        this.reportProblem({
-          name: objectNameOf(record.ip),
-          reason: `${record.ip} is outside every configured range; kept`,
-        });
-      }
-    });
-  }
-
-  private onDeleted(object: FloatingIPObject): void {
-    let ip: string;
-    try {
-      ip = ipOfObjectName(object.metadata?.name ?? '');
-    } catch {
-      return;
-    }
-    this.applyEvent(ip, versionOf(object), () => {
-      if (this.allocator.unload(ip)) this.observer.freed?.(ip);
-    });
-  }
-
-  /** Applies a watch event's change, unless memory already reflects something as new. */
-  private applyEvent(ip: string, version: bigint, change: () => void): void {
-    if (this.writing.isHeld(ip)) {
-      // a write of this address is in flight: apply after it, if still newer
-      const held = this.heldBack.get(ip);
-      if (!held || held.version < version) this.heldBack.set(ip, { version, change });
-      return;
-    }
-    this.apply(ip, version, change);
-  }
-
-  /** Runs `change` if `version` is newer than what memory reflects for `ip`. */
-  private apply(ip: string, version: bigint, change: () => void): boolean {
-    const known = this.versions.get(ip);
-    if (known !== undefined && version <= known) return false;
-    this.versions.set(ip, version);
-    change();
-    return true;
-  }
-
-  private reportProblem(problem: ObjectProblem): void {
-    this.starting?.push(problem);
-    this.log.warn(
-      { object: problem.name, reason: problem.reason },
-      'FloatingIP object kept but not usable as is',
-    );
-    this.observer.objectProblem?.(problem);
+    return this.follower.stop();
   }
 
   // ---- decisions, persisted
@@ -239,7 +121,7 @@ export class FloatingIPStore {
       // an address with a write in flight is not yet what memory says: leave it out
       const parked = this.allocator.chooseParked(parkedKey, nodeSubnet, {
         family,
-        skip: (ip) => this.writing.isHeld(ip),
+        skip: (ip) => this.versions.isWriting(ip),
       });
       if (!parked) throw new NoParkedIPError(parkedKey, nodeSubnet);
       try {
@@ -272,7 +154,7 @@ export class FloatingIPStore {
 
   /** Gives an address held by `expected` to `newKey` (parking it, or moving it). */
   rekey(ip: string, expected: Owner, newKey: string, attrs: Attrs, decidedAt?: bigint): Promise<Allocation> {
-    return this.withAddress(ip, () =>
+    return this.versions.withAddress(ip, () =>
       this.change(() => {
         this.checkDecision(ip, decidedAt);
         return this.allocator.planChange(ip, expected, newKey, attrs);
@@ -282,7 +164,7 @@ export class FloatingIPStore {
 
   /** Changes the policy, node and pod UID of an address held by `expected`. */
   update(ip: string, expected: Owner, attrs: Attrs, decidedAt?: bigint): Promise<Allocation> {
-    return this.withAddress(ip, () =>
+    return this.versions.withAddress(ip, () =>
       this.change(() => {
         this.checkDecision(ip, decidedAt);
         return this.allocator.planChange(ip, expected, expected.key, attrs);
@@ -295,7 +177,7 @@ export class FloatingIPStore {
    * A conflict re-reads the object and tries again while `expected` still holds it.
    */
   release(ip: string, expected: Owner, decidedAt?: bigint): Promise<Allocation> {
-    return this.withAddress(ip, async () => {
+    return this.versions.withAddress(ip, async () => {
       for (let attempt = 1; ; attempt++) {
         this.checkDecision(ip, decidedAt);
         const current = this.allocator.checkOwner(ip, expected);
@@ -328,11 +210,11 @@ export class FloatingIPStore {
   private async createAll(chosen: readonly Allocation[]): Promise<void> {
     const outcomes = await Promise.allSettled(
       chosen.map((a) =>
-        this.withAddress(a.ip, async () => {
+        this.versions.withAddress(a.ip, async () => {
           this.guard();
           const created = await this.api.create(toFloatingIPObject(a));
           const version = versionOf(created);
-          if ((this.versions.get(a.ip) ?? -1n) < version) this.versions.set(a.ip, version);
+          this.versions.raise(a.ip, version);
           return version;
         }),
       ),
@@ -341,7 +223,7 @@ export class FloatingIPStore {
     if (!failure) return;
     await Promise.all(
       chosen.map((a, i) =>
-        this.withAddress(a.ip, async () => {
+        this.versions.withAddress(a.ip, async () => {
           const outcome = outcomes[i]!;
           if (outcome.status === 'fulfilled') {
             try {
@@ -396,27 +278,9 @@ export class FloatingIPStore {
         if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
         throw this.refusal(err, ip);
       }
-      this.apply(ip, versionOf(written), () => this.allocator.load(planned));
+      this.versions.apply(ip, versionOf(written), () => this.allocator.load(planned));
       return this.allocator.get(ip) ?? planned;
     }
-  }
-
-  /**
-   * Runs a write of one address, alone. Watch events for the address that arrive meanwhile are held
-   * back and applied afterwards (if still newer), so that they cannot interleave with the write.
-   */
-  private async withAddress<T>(ip: string, write: () => Promise<T>): Promise<T> {
-    return this.writing.run(ip, async () => {
-      try {
-        return await write();
-      } finally {
-        const held = this.heldBack.get(ip);
-        if (held) {
-          this.heldBack.delete(ip);
-          this.apply(ip, held.version, held.change);
-        }
-      }
-    });
   }
 
   /** After a failed write: the object as it is now, in memory. */
@@ -440,7 +304,7 @@ export class FloatingIPStore {
     const decoded = fromFloatingIPObject(object);
     if (!decoded.ok) return;
     const version = versionOf(object);
-    if ((this.versions.get(ip) ?? -1n) < version) this.versions.set(ip, version);
+    this.versions.raise(ip, version);
     this.allocator.load(decoded.record);
   }
 
@@ -448,14 +312,5 @@ export class FloatingIPStore {
   private refusal(err: unknown, ip: string): Error {
     if (isNotFound(err) && !this.allocator.get(ip)) return new NotAllocatedError(ip);
     return err as Error;
-  }
-}
-
-function versionOf(object: unknown): bigint {
-  const text = (object as FloatingIPObject | undefined)?.metadata?.resourceVersion;
-  try {
-    return text ? BigInt(text) : 0n;
-  } catch {
-    return 0n;
   }
 }

@@ -1,0 +1,135 @@
+// Brings memory to the FloatingIP objects others wrote: at start every object (listed, paged) into the
+// allocator, then the watch, so that objects created, edited or deleted by anyone (kubectl
+// reservations) take effect at once; a lost watch is resumed or re-listed (src/kube/reflector.ts).
+// Apart from the writes (floating-ip-store.ts) because it decides nothing: it only applies what the
+// API server says, through the version rule both share (address-versions.ts).
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Allocation, Allocator } from '../ipam/index.js';
+import type { CustomResourceClient } from '../kube/custom-resources.js';
+import { Reflector } from '../kube/reflector.js';
+import type { Logger } from '../log.js';
+import { type AddressVersions, versionOf } from './address-versions.js';
+import {
+  type FloatingIPObject,
+  fromFloatingIPObject,
+  ipOfObjectName,
+  objectNameOf,
+} from './floating-ip-object.js';
+
+/** Something wrong with an object that the store keeps (never deletes) and reports. */
+export interface ObjectProblem {
+  readonly name: string;
+  readonly reason: string;
+}
+
+/** What following the objects reports (the store's observer, see StoreObserver). */
+export interface FollowObserver {
+  /** A FloatingIP object the store cannot use, or one outside the configuration. */
+  objectProblem?(problem: ObjectProblem): void;
+  /** An address became free: released here, or its object deleted by someone else. */
+  freed?(ip: string): void;
+}
+
+export interface StartReport {
+  readonly objects: number;
+  readonly loaded: number;
+  readonly orphaned: readonly Allocation[];
+  readonly problems: readonly ObjectProblem[];
+}
+
+export class FloatingIPFollower {
+  private readonly reflector: Reflector<FloatingIPObject>;
+  private starting: ObjectProblem[] | undefined;
+
+  constructor(
+    api: CustomResourceClient,
+    kubeConfig: KubeConfig,
+    private readonly allocator: Allocator,
+    private readonly versions: AddressVersions,
+    private readonly log: Logger,
+    private readonly observer: FollowObserver,
+  ) {
+    this.reflector = new Reflector<FloatingIPObject>({
+      name: 'floatingips',
+      path: api.path,
+      list: async ({ limit, _continue }) => {
+        const page = await api.list(limit, _continue);
+        return {
+          items: page.items as FloatingIPObject[],
+          metadata: {
+            resourceVersion: page.resourceVersion,
+            ...(page.continue ? { continue: page.continue } : {}),
+          },
+        };
+      },
+      kubeConfig,
+      log,
+      keep: 'versions',
+    })
+      .on('add', (o) => this.onObject(o))
+      .on('update', (o) => this.onObject(o))
+      .on('delete', (o) => this.onDeleted(o));
+  }
+
+  /** Lists every object into the allocator, and follows the watch from then on. */
+  async start(): Promise<StartReport> {
+    this.starting = [];
+    await this.reflector.start();
+    const problems = this.starting;
+    this.starting = undefined;
+    const orphaned = this.allocator.orphaned();
+    this.log.info(
+      {
+        objects: this.reflector.size,
+        loaded: this.allocator.size,
+        orphaned: orphaned.length,
+        problems: problems.length,
+      },
+      'floating IPs restored',
+    );
+    return { objects: this.reflector.size, loaded: this.allocator.size, orphaned, problems };
+  }
+
+  stop(): Promise<void> {
+    return this.reflector.stop();
+  }
+
+  private onObject(object: FloatingIPObject): void {
+    const decoded = fromFloatingIPObject(object);
+    if (!decoded.ok) {
+      this.reportProblem({ name: object.metadata?.name ?? '', reason: decoded.reason });
+      return;
+    }
+    const { record } = decoded;
+    this.versions.applyEvent(record.ip, versionOf(object), () => {
+      this.allocator.load(record);
+      if (!this.allocator.isConfigured(record.ip)) {
+        this.reportProblem({
+          name: objectNameOf(record.ip),
+          reason: `${record.ip} is outside every configured range; kept`,
+        });
+      }
+    });
+  }
+
+  private onDeleted(object: FloatingIPObject): void {
+    let ip: string;
+    try {
+      ip = ipOfObjectName(object.metadata?.name ?? '');
+    } catch {
+      return;
+    }
+    this.versions.applyEvent(ip, versionOf(object), () => {
+      if (this.allocator.unload(ip)) this.observer.freed?.(ip);
+    });
+  }
+
+  private reportProblem(problem: ObjectProblem): void {
+    this.starting?.push(problem);
+    this.log.warn(
+      { object: problem.name, reason: problem.reason },
+      'FloatingIP object kept but not usable as is',
+    );
+    this.observer.objectProblem?.(problem);
+  }
+}
