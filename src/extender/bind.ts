@@ -116,8 +116,9 @@ export class Binder {
         // decided before anything is written: a bound pod stays where it is
         const boundTo = this.boundNodeOf(namespace, name, podUid, pod);
         if (boundTo !== undefined) {
+          // galaxy's words for a binding the API server refuses
           throw new BindError(
-            `update pod ${namespace}_${name}: pod ${name} is already assigned to node "${boundTo}"`,
+            `update pod ${keyOfPod(pod).text}: pod ${name} is already assigned to node "${boundTo}"`,
             'conflict',
           );
         }
@@ -186,7 +187,7 @@ export class Binder {
       const addresses = await this.assign(key, args, facts.subnet, attrs, undo);
       const ipinfos = addresses.map((a) => this.ipInfoOf(a));
       const annotation = formatCniArgs({ groups: args.groups, ipinfos });
-      await this.bindWithRetry(pod, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation });
+      await this.bindWithRetry(pod, key, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation });
       this.log.info(
         { pod: namespacedName(pod), key: key.text, node: nodeName, ip: addresses.map((a) => a.ip) },
         'pod bound',
@@ -309,6 +310,7 @@ export class Binder {
   /** galaxy retries the binding for up to 3 s every 500 ms, but not when the pod is gone. */
   private async bindWithRetry(
     pod: V1Pod,
+    key: AllocationKey,
     uid: string,
     nodeName: string,
     annotations: Record<string, string>,
@@ -323,10 +325,7 @@ export class Binder {
       } catch (err) {
         const gone = err instanceof KubeApiError && (err.status === 404 || err.status === 409);
         if (gone || this.clock() + BINDING_RETRY_MS > deadline)
-          throw new BindError(
-            `update pod ${namespace}_${name}: ${errorText(err)}`,
-            kindOf(err) ?? 'transient',
-          );
+          throw new BindError(`update pod ${key.text}: ${errorText(err)}`, kindOf(err) ?? 'transient');
         await new Promise((r) => setTimeout(r, BINDING_RETRY_MS));
       }
     }

@@ -298,7 +298,8 @@ export class FloatingIPStore {
       return;
     }
     if (object === undefined) {
-      this.allocator.unload(ip);
+      // deleted by someone else meanwhile: free now, and its later watch event will find it gone
+      if (this.allocator.unload(ip)) this.observer.freed?.(ip);
       return;
     }
     const decoded = fromFloatingIPObject(object);

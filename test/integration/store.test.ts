@@ -63,14 +63,14 @@ afterEach(async () => {
   await server.close();
 });
 
-async function newStore(problems: ObjectProblem[] = []): Promise<FloatingIPStore> {
+async function newStore(problems: ObjectProblem[] = [], freed: string[] = []): Promise<FloatingIPStore> {
   const kubeConfig = server.kubeConfig();
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, FIP),
     kubeConfig,
     new Allocator(CONFIG),
     silentLogger(),
-    { objectProblem: (p) => problems.push(p) },
+    { objectProblem: (p) => problems.push(p), freed: (ip) => freed.push(ip) },
   );
   stores.push(store);
   await store.start();
@@ -244,6 +244,22 @@ test('an address taken behind the store’s back is learnt, and allocate moves o
   expect(got!.ip).toBe('10.0.100.11');
   expect(store.allocator.get('10.0.100.10')?.key).toBe('other');
   await expectInStep(store);
+});
+
+test('an object deleted by someone else while the store writes it: the address is free, and said to be', async () => {
+  const freed: string[] = [];
+  const store = await newStore([], freed);
+  const [a] = await store.allocate({ key: 'k1', nodeSubnet: NODES, attrs: attrs(), families: [4] });
+  // the store's patch waits; meanwhile someone deletes the object (kubectl delete fip)
+  server.faults.delayNext({ verb: 'patch', resource: FLOATING_IP_PLURAL, name: a!.ip }, 300);
+  const update = store.update(a!.ip, { key: 'k1' }, attrs('node-2', 'uid-2'));
+  await new Promise((r) => setTimeout(r, 100));
+  await custom.deleteClusterCustomObject({ ...FIP, name: a!.ip });
+  await expect(update).rejects.toThrow();
+  await new Promise((r) => setTimeout(r, 300));
+  expect(store.allocator.get(a!.ip)).toBeUndefined();
+  // pods waiting for a free address of its subnet are sent back on this
+  expect(freed).toEqual([a!.ip]);
 });
 
 test('release of an address that changed hands or is gone is refused', async () => {

@@ -91,7 +91,7 @@ test('a failed binding undoes every write, and the Event says it failed', async 
   add(pod('p1'));
   failBinding(new KubeApiError(409, 'Conflict', 'pods "p1" is already assigned'));
   expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
-    'update pod ns1_p1: pods "p1" is already assigned',
+    'update pod NULL_ns1_NULL_p1: pods "p1" is already assigned',
   );
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1', 'release fd00::10', 'release 10.0.100.10']);
   expect(allocator.size).toBe(0);
@@ -103,11 +103,11 @@ test('a pod already bound is refused before anything is written, also right afte
   add(pod('p1'));
   expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
   expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
-    'update pod ns1_p1: pod p1 is already assigned to node "a1"',
+    'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"',
   );
   add(pod('p2', { nodeName: 'a9' }));
   expect(await binder.bind('ns1', 'p2', 'uid-p2', 'a1')).toBe(
-    'update pod ns1_p2: pod p2 is already assigned to node "a9"',
+    'update pod NULL_ns1_NULL_p2: pod p2 is already assigned to node "a9"',
   );
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
 });
