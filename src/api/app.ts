@@ -1,4 +1,4 @@
-// The REST API's express app (spec §9, port 9041): Swagger UI and the public routes, then
+// The REST API's express app (docs/galaxy.md#rest-api, port 9041): Swagger UI and the public routes, then
 // authentication (when plugged in), then JSON bodies, then validation against the OpenAPI document,
 // then the route table; every failure ends in galaxy's envelope. Order matters: the description is
 // public, and nothing of a caller's is read before it is known who the caller is.

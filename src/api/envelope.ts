@@ -1,4 +1,4 @@
-// galaxy's response envelope (spec §9): `{"code": <HTTP status>, "message": "<kind>: <detail>"}`,
+// galaxy's response envelope (docs/galaxy.md#rest-api): `{"code": <HTTP status>, "message": "<kind>: <detail>"}`,
 // with the kind galaxy's helpers put in front of the detail. Every answer of the REST API goes
 // through here, so the status and the body's `code` never disagree.
 import type { Response } from 'express';

@@ -1,4 +1,4 @@
-// The REST API (spec §9): the express app and what others reuse from it.
+// The REST API (docs/galaxy.md#rest-api): the express app and what others reuse from it.
 export { type RestDeps, restApp } from './app.js';
 export { ApiError } from './envelope.js';
 export { type Identity, actorOf } from './identity.js';

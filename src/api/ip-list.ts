@@ -17,7 +17,7 @@ export interface SortOrder {
 /**
  * galaxy's sort values, case-insensitive: `ip`, `namespace`, `podname`, `policy`, each optionally
  * with ` asc` or ` desc`; anything else is IP ascending. (galaxy let a bare `namespace` fall back
- * to IP order, §12.14.)
+ * to IP order, docs/galaxy.md#list-filters-and-sort.)
  */
 export function parseSort(text: string): SortOrder {
   const [field = '', direction = 'asc', ...rest] = text.trim().toLowerCase().split(/\s+/);

@@ -1,5 +1,5 @@
 // Addresses in numeric order: IPv4 before IPv6, each by value (galaxy compared the text, so
-// 10.0.0.10 came before 10.0.0.9, §12.14). One totally ordered number line for both families: an
+// 10.0.0.10 came before 10.0.0.9, docs/galaxy.md#list-filters-and-sort). One totally ordered number line for both families: an
 // IPv4 address is its value (a plain number, fast to compare), an IPv6 address is 2^32 + its value
 // (a bigint). JavaScript compares a number with a bigint exactly, so `<` orders the mixture.
 import { type Family, formatAddress, parseAddress } from '../ipam/index.js';

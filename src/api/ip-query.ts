@@ -1,5 +1,5 @@
-// Which IPs GET /v1/ip selects (spec §9.2), galaxy's key-prefix rules where they work and exact
-// matching where galaxy's did not (§12.14):
+// Which IPs GET /v1/ip selects (docs/galaxy.md#listing-ips), galaxy's key-prefix rules where they work and exact
+// matching where galaxy's did not (docs/galaxy.md#list-filters-and-sort):
 // - `keyword`: allocated IPs whose key contains it (galaxy's fuzzy mode; other filters ignored);
 // - nothing: every configured address, free ones included (galaxy), and the orphans;
 // - `poolName` without `appName`: the pool's IPs, `pool__<name>_...` (galaxy);

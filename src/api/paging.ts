@@ -1,4 +1,4 @@
-// galaxy's paging (spec §9.2): clamped page and size, and its exact arithmetic for the fields of a
+// galaxy's paging (docs/galaxy.md#listing-ips): clamped page and size, and its exact arithmetic for the fields of a
 // page, including its answers for a page past the end (`number` = the last page, `first` false).
 // Counts are bigints: with an IPv6 range in the configuration the unfiltered list is that long.
 

@@ -1,4 +1,4 @@
-// POST /v1/pool with preAllocateIP (spec §9.5): park addresses at the pool's key `pool__<name>_`
+// POST /v1/pool with preAllocateIP (docs/galaxy.md#creating-a-pool-and-pre-allocating): park addresses at the pool's key `pool__<name>_`
 // (policy never, no node, no pod) until the pool holds `size` pods' worth, under the pool's app
 // lock (the one bind takes to hand parked pool addresses out), so the count it decides on holds.
 // galaxy starts in a random node subnet; floatip goes through them in name order, each until it

@@ -1,4 +1,4 @@
-// The handlers of /v1/pool (spec §9.4-9.6). Pools are read from the API server, not the cache, so
+// The handlers of /v1/pool (docs/galaxy.md#reading-a-pool). Pools are read from the API server, not the cache, so
 // that a GET right after a POST sees it (galaxy reads the API server too).
 import type { Request, Response } from 'express';
 import type { Pool, PoolStore } from '../store/pool-store.js';

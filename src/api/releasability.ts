@@ -1,11 +1,11 @@
-// Whether an allocated IP may be released now, and the `status` galaxy shows beside it (spec §5.7).
+// Whether an allocated IP may be released now, and the `status` galaxy shows beside it (docs/galaxy.md#releasable).
 // One rule for the list's `releasable` and for the release itself, so that what the list offers is
 // exactly what POST /v1/ip does. Stricter than galaxy's list in one way and looser in another:
 // - the pod named by the key only blocks while it is the pod recorded (same UID, or none recorded)
 //   and has not finished: a Failed/Succeeded pod, or a newer pod of the same name, no longer uses
 //   the address (galaxy's release follows this rule; its list called them unreleasable);
 // - an address set aside by an operator (label `reserved`) is never releasable here (galaxy's
-//   release never looked at the label, §12.13).
+//   release never looked at the label, docs/galaxy.md#release-ignores-the-reserved-label).
 import type { V1Pod } from '@kubernetes/client-node';
 import { type Allocation, AllocationKey } from '../ipam/index.js';
 import { isFinished } from '../pods/pod-facts.js';

@@ -1,6 +1,6 @@
-// POST /v1/ip (spec §9.3): release IPs the caller names together with their owner, exactly:
+// POST /v1/ip (docs/galaxy.md#releasing-ips): release IPs the caller names together with their owner, exactly:
 // - the stored key must be the key the request names (galaxy's NewKeyObj, with an empty `appType`
-//   meaning statefulset, which galaxy's release forgot, §12.12), so an address that changed hands
+//   meaning statefulset, which galaxy's release forgot, docs/galaxy.md#release-empty-apptype-and-false-successes), so an address that changed hands
 //   since the caller looked stays where it is;
 // - a reserved address, or one whose pod is still running, stays (releasability.ts);
 // - an address that is free or not configured is reported as not released (galaxy said success).
@@ -65,7 +65,7 @@ export interface ReleaseOptions {
   readonly dryRun?: boolean;
 }
 
-/** The key a release entry names (galaxy's NewKeyObj, spec §4.2); "" when it names no owner. */
+/** The key a release entry names (galaxy's NewKeyObj, docs/galaxy.md#keys-from-parts-newkeyobj); "" when it names no owner. */
 export function requestedKey(item: ReleaseItem): string {
   return AllocationKey.fromParts(
     typePrefixOfAppType(item.appType ?? ''),

@@ -1,4 +1,4 @@
-// The REST API's FloatingIP object (spec §9.1): galaxy's field names and order, empty strings and a
+// The REST API's FloatingIP object (docs/galaxy.md#the-floatingip-item): galaxy's field names and order, empty strings and a
 // false `releasable` left out, as Go's `omitempty` does. Built from an allocation (or a free
 // address) and what releasability found; the one encoder for it.
 import { type Allocation, AllocationKey } from '../ipam/index.js';

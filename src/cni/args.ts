@@ -1,4 +1,4 @@
-// The `k8s.v1.cni.galaxy.io/args` pod annotation (spec §3.1): what a pod asks for
+// The `k8s.v1.cni.galaxy.io/args` pod annotation (docs/galaxy.md#the-cni-args-annotation): what a pod asks for
 // (`request_ip_range`) and what bind gives it (`common.ipinfos`), which the CNI on the node reads.
 // This module is its one decoder and encoder.
 import { type IPRange, type RangeGroup, formatRange, parseRange } from '../ipam/index.js';

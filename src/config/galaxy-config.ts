@@ -1,4 +1,4 @@
-// galaxy-ipam's JSON configuration file (--config, spec §1.2). Only `schedule_plugin` is read;
+// galaxy-ipam's JSON configuration file (--config, docs/galaxy.md#configuration-file). Only `schedule_plugin` is read;
 // unknown keys are ignored, as Go's decoder does (galaxy's shipped file carries `storageDriver`).
 import { readFile } from 'node:fs/promises';
 import { InvalidConfigError, type PoolConfig, parsePoolConfig } from '../ipam/index.js';

@@ -1,7 +1,7 @@
 // Adoption (galaxy's syncPodIP): a running pod whose annotation names addresses floatip does not
 // hold for it takes them for its key if they are free (a restore after data loss, or galaxy's
 // objects lost); one another key holds is a conflict, warned about and left alone. A pod without
-// the annotation has nothing to adopt (galaxy crashes, §12.11).
+// the annotation has nothing to adopt (galaxy crashes, docs/galaxy.md#adoption-crashes-without-the-annotation).
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
 import type { Attrs } from '../ipam/index.js';

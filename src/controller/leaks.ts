@@ -1,4 +1,4 @@
-// Leaks (spec §7.3): addresses whose pod is gone or finished though no event said so (a deletion
+// Leaks (docs/galaxy.md#resync-and-leaks): addresses whose pod is gone or finished though no event said so (a deletion
 // while floatip was down, a lost watch). The cache may lag either way, so one resync pass seeing
 // a leak makes it a suspect and the next pass acts; a pod of the same name with another UID at the
 // API server itself proves the address's incarnation gone at once (names are unique), which the

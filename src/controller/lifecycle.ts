@@ -1,4 +1,4 @@
-// The lifecycle controller (spec §5, §7): what happens after a pod is gone, wired to the caches.
+// The lifecycle controller (docs/galaxy.md#release-policies, docs/galaxy.md#pod-events-release-queue-and-resync): what happens after a pod is gone, wired to the caches.
 // Pod deletions and finished phases go through the release queue to pod-gone; running pods are
 // adopted; Deployment changes reach the rollout trim; a periodic resync finds what was missed
 // (leaks), adopts, and expires parked addresses past --parked-ip-ttl. Nothing acts until start()
@@ -121,7 +121,7 @@ export class Lifecycle {
     this.queue.add(namespacedName(pod), pod);
   }
 
-  /** One resync pass (spec §7.3): leaks, adoption, TTL. Runs alone; a pass already running is awaited instead. */
+  /** One resync pass (docs/galaxy.md#resync-and-leaks): leaks, adoption, TTL. Runs alone; a pass already running is awaited instead. */
   resync(): Promise<void> {
     this.resyncing ??= this.resyncPass().finally(() => (this.resyncing = undefined));
     return this.resyncing;

@@ -1,4 +1,4 @@
-// --parked-ip-ttl (floatip's own; galaxy keeps parked addresses forever, §12.7): a `never` address
+// --parked-ip-ttl (floatip's own; galaxy keeps parked addresses forever, docs/galaxy.md#parked-addresses-kept-forever): a `never` address
 // parked at the key of an app that no longer exists is released once it has been parked longer
 // than the TTL. Pools are shared and sized by their object: theirs stay.
 import { AllocationKey, IpamError, ReleasePolicy } from '../ipam/index.js';

@@ -1,4 +1,4 @@
-// What happens to a gone pod's addresses (spec §5.3-§5.5): each is released, parked for its app,
+// What happens to a gone pod's addresses (docs/galaxy.md#the-release-table): each is released, parked for its app,
 // or kept on its key, as decideRelease says for its policy and its workload now. Pod deletions and
 // finished phases reach here through the release queue; a leak resync found, through settle.
 // Every decision names the address, key, pod UID and object version it was made on, and is

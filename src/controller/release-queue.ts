@@ -1,7 +1,7 @@
 // Work that must happen after a pod is gone, off the informer's path: at most one job per pod
 // waits (a newer event replaces the older one's pod), a few run at once, failures are retried with
 // backoff, by the error's kind. Enqueueing never blocks, whatever the backlog (galaxy's
-// 50,000-slot channel blocks its informer when full, §12.23); a job that keeps failing is dropped
+// 50,000-slot channel blocks its informer when full, docs/galaxy.md#release-channel-blocks-the-informer); a job that keeps failing is dropped
 // after its last try and left to the periodic resync, which finds what was not released.
 import { type ErrorKind, kindOf } from '../ipam/index.js';
 

@@ -1,4 +1,4 @@
-// The end of a rollout (spec §5.5): surge pods may have taken new addresses while old pods'
+// The end of a rollout (docs/galaxy.md#rolling-updates): surge pods may have taken new addresses while old pods'
 // addresses were parked, so the app may hold more than it had. When the rollout ends, parked
 // surplus beyond what the app held before it (immutable: beyond replicas) is released, oldest
 // parked first. Addresses of pods are never touched.

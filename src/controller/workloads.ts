@@ -1,6 +1,6 @@
 // What floatip needs to know about a pod's workload: does it exist, how many replicas, is a
-// Deployment rolling out (and how far it may surge), which custom kinds are scalable (spec §5.2:
-// a CRD with a scale subresource, read at the CRD's served version, not a hard-coded one, §12.9).
+// Deployment rolling out (and how far it may surge), which custom kinds are scalable (docs/galaxy.md#support-check-supportreserveippolicy:
+// a CRD with a scale subresource, read at the CRD's served version, not a hard-coded one, docs/galaxy.md#custom-workloads-read-at-v1alpha1).
 import {
   ApiextensionsV1Api,
   type KubeConfig,

@@ -1,4 +1,4 @@
-// The extender's HTTP face (spec §6, port 9040): kube-scheduler's four verbs, galaxy's health check,
+// The extender's HTTP face (docs/galaxy.md#scheduler-extender, port 9040): kube-scheduler's four verbs, galaxy's health check,
 // and readiness (= this replica answers the scheduler). Each handler decodes its message with the
 // one decoder for it; a body that is not JSON or not the right shape is a 400 with the reason, never
 // a crash and never a 500 for the caller's mistake.

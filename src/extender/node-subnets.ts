@@ -2,7 +2,7 @@
 // subnet, or galaxy's reason why it has none. What floatip believes about a node comes from the API
 // server: the facts are kept for the node cache's (or a GET's) objects only, keyed by name and
 // replaced when the node's resourceVersion changes, and dropped when the configuration changes
-// (galaxy never invalidates, §12.25). A node a request carries and the cache does not know yet is
+// (galaxy never invalidates, docs/galaxy.md#node-subnets-cached-forever). A node a request carries and the cache does not know yet is
 // judged from the request, for that request only: nothing a caller sends is remembered.
 //
 // With nodeCacheCapable the scheduler sends, for pod after pod, the same list of node names (those

@@ -38,7 +38,7 @@ export const EMPTY_CONFIG: PoolConfig = { entries: [] };
 
 /**
  * Parses a configuration from its JSON text (the ConfigMap value) or an already decoded array.
- * Galaxy's rules (spec §2.2) plus: the gateway lies inside `subnet` as written, an entry uses one
+ * Galaxy's rules (docs/galaxy.md#entries-and-validation) plus: the gateway lies inside `subnet` as written, an entry uses one
  * address family, and no address belongs to two entries. Reports every problem, not just the first.
  */
 export function parsePoolConfig(input: unknown): PoolConfig {
@@ -275,7 +275,7 @@ function findOverlaps(entries: readonly PoolEntry[], problems: ConfigProblem[]):
   }
 }
 
-/** galaxy's canonical form of one entry (spec §2.2): what it logs, and what parses back to the same entry. */
+/** galaxy's canonical form of one entry (docs/galaxy.md#entries-and-validation): what it logs, and what parses back to the same entry. */
 export function serializePoolEntry(entry: PoolEntry): Record<string, unknown> {
   const out: Record<string, unknown> = {
     nodeSubnets: [...entry.nodeSubnets],

@@ -1,4 +1,4 @@
-// Allocation keys (spec §4): the string that says who owns an address. Existing FloatingIP objects
+// Allocation keys (docs/galaxy.md#keys): the string that says who owns an address. Existing FloatingIP objects
 // carry galaxy's exact strings, so the text form is a compatibility contract. Parse it once into an
 // AllocationKey and pass that around; never split key strings by position elsewhere.
 import { UnsupportedAppTypeError } from './errors.js';
@@ -40,7 +40,7 @@ export class AllocationKey {
     this.text = text;
   }
 
-  /** galaxy's FormatKey (§4.1): the key of a pod, from its first owner reference. */
+  /** galaxy's FormatKey (docs/galaxy.md#keys-from-a-pod-formatkey): the key of a pod, from its first owner reference. */
   static forPod(pod: PodIdentity): AllocationKey {
     const owner = pod.ownerReferences[0];
     let typePrefix = BARE_POD_PREFIX;
@@ -59,7 +59,7 @@ export class AllocationKey {
     return new AllocationKey(text, pod.pool, typePrefix, pod.namespace, appName, pod.name);
   }
 
-  /** galaxy's ParseKey (§4.3). Any string parses; parts it cannot find are "". */
+  /** galaxy's ParseKey (docs/galaxy.md#parsing-a-key-parsekey). Any string parses; parts it cannot find are "". */
   static parse(text: string): AllocationKey {
     let pool = '';
     let rest = text;
@@ -77,7 +77,7 @@ export class AllocationKey {
   }
 
   /**
-   * galaxy's NewKeyObj (§4.2), used by the REST API to build a key or key prefix from query fields.
+   * galaxy's NewKeyObj (docs/galaxy.md#keys-from-parts-newkeyobj), used by the REST API to build a key or key prefix from query fields.
    * Argument order as galaxy's: type prefix, namespace, app, pod, pool.
    */
   static fromParts(

@@ -1,5 +1,5 @@
 // Distinct choices for groups that may overlap: a maximum bipartite matching (Kuhn's augmenting
-// paths). galaxy's greedy walk either fails or hands one address to two groups (spec §12.5).
+// paths). galaxy's greedy walk either fails or hands one address to two groups (docs/galaxy.md#overlapping-range-groups).
 
 /**
  * For each group, one of its candidates, no candidate used twice, as many groups served as possible.

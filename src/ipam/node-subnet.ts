@@ -1,4 +1,4 @@
-// Which node subnet a node is in (spec §2.4): the first configured node subnet, in gateway order and
+// Which node subnet a node is in (docs/galaxy.md#node-subnet-of-a-node): the first configured node subnet, in gateway order and
 // then as written, that contains one of the node's InternalIP addresses, tried in the node's order.
 // galaxy looks at the first InternalIP only; trying the others too lets IPv6-only node subnets work.
 import { type Address, type Cidr, cidrContains, formatCidr, parseAddress } from './address.js';

@@ -1,4 +1,4 @@
-// Release policies (spec §5.1): when an address goes back to the free list after its pod is gone.
+// Release policies (docs/galaxy.md#policy-values): when an address goes back to the free list after its pod is gone.
 // The numbers are stored in FloatingIP objects (`spec.policy`), so they are a compatibility contract.
 
 export enum ReleasePolicy {

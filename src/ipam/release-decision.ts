@@ -1,5 +1,5 @@
 // What happens to a pod's address when the pod is gone (deleted, evicted, finished): one pure
-// function of the policy, the workload kind and the workload's state (spec §5.3-§5.5). Policy
+// function of the policy, the workload kind and the workload's state (docs/galaxy.md#the-release-table). Policy
 // apart from mechanism: the lifecycle controller gathers the facts and carries the answer out.
 import { type AllocationKey, ordinalOf } from './keys.js';
 import { ReleasePolicy } from './policy.js';
@@ -18,14 +18,14 @@ export interface WorkloadFacts {
   readonly exists: boolean;
   /** Its desired replicas (0 when it does not exist). */
   readonly replicas: number;
-  /** A Deployment whose rollout is in progress (spec §5.5: surge pods may hold an extra address). */
+  /** A Deployment whose rollout is in progress (docs/galaxy.md#rolling-updates: surge pods may hold an extra address). */
   readonly rollingOut?: boolean;
   /**
    * For Deployments: addresses the app holds in the family being decided, parked ones and this
-   * pod's included (galaxy's N in §5.3).
+   * pod's included (galaxy's N in docs/galaxy.md#the-release-table).
    */
   readonly held?: number;
-  /** Why the policy cannot apply to this kind of pod (spec §5.2), when it cannot. */
+  /** Why the policy cannot apply to this kind of pod (docs/galaxy.md#support-check-supportreserveippolicy), when it cannot. */
   readonly unsupported?: string;
 }
 

@@ -21,7 +21,7 @@ export class Metrics {
   /** The release queue the queue gauges report (made after the metrics: it is the lifecycle's). */
   private queue: QueueState | undefined;
 
-  // galaxy's (spec §10)
+  // galaxy's (docs/galaxy.md#metrics)
   readonly scheduleLatency = new Histogram({
     name: 'galaxy_schedule_latency',
     help: 'Galaxy schedule latency in seconds',

@@ -1,4 +1,4 @@
-// The FloatingIP custom resource (galaxy.k8s.io/v1alpha1, spec §8.1): one object per allocated
+// The FloatingIP custom resource (galaxy.k8s.io/v1alpha1, docs/galaxy.md#floatingip-objects): one object per allocated
 // address. This module is its one decoder and encoder; everything else sees AllocationRecords.
 import {
   AllocationKey,
@@ -12,7 +12,7 @@ export const GROUP = 'galaxy.k8s.io';
 export const VERSION = 'v1alpha1';
 export const FLOATING_IP_PLURAL = 'floatingips';
 export const POOL_PLURAL = 'pools';
-/** Presence (any value) marks an address an operator set aside (spec §8.2). */
+/** Presence (any value) marks an address an operator set aside (docs/galaxy.md#reserved-addresses). */
 export const RESERVED_LABEL = 'reserved';
 /**
  * Labels floatip keeps in step with every write, for people (`kubectl get fip` shows them as the

@@ -1,4 +1,4 @@
-// Pool objects (galaxy.k8s.io/v1alpha1, spec §8.3): a named, sized group of addresses shared by
+// Pool objects (galaxy.k8s.io/v1alpha1, docs/galaxy.md#pool-objects): a named, sized group of addresses shared by
 // Deployments. Read from one namespace (galaxy: kube-system), kept in step by watch, and written by
 // the REST API. `size` and `preAllocateIP` sit at the top level of the object, as galaxy's.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';

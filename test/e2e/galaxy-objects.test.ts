@@ -1,4 +1,4 @@
-// E2E-G1..G3: FloatingIP objects in exactly the shapes galaxy-ipam writes them (spec §8.1, §8.2),
+// E2E-G1..G3: FloatingIP objects in exactly the shapes galaxy-ipam writes them (docs/galaxy.md#floatingip-objects, docs/galaxy.md#reserved-addresses),
 // with `attribute: ""`, on the real kube-apiserver v1.20.2 with floatip's CRD: galaxy's Go client
 // (create, then GET and PUT as its updateFloatingIP does) and galaxy's docs (kubectl apply of the
 // reserved-IP YAML, then applied again). All are accepted, and floatip reads them. A rollback to
@@ -39,7 +39,7 @@ function goClientObject(name: string, spec: Record<string, unknown>): object {
   };
 }
 
-/** galaxy's docs, §8.2, as a file a user applies. */
+/** galaxy's docs, docs/galaxy.md#reserved-addresses, as a file a user applies. */
 function reservedYaml(name: string, key: string): string {
   return [
     'apiVersion: galaxy.k8s.io/v1alpha1',
@@ -186,7 +186,7 @@ scenario('E2E-G3 floatip reads galaxy-written objects: no node, no pod; reserved
   try {
     const res = await fetch(`http://127.0.0.1:${floatip.apiPort}/v1/ip?poolName=reserved-for-node`);
     const body = (await res.json()) as { content: { ip: string; releasable?: true }[] };
-    // `releasable` is omitted unless true (spec §9.1)
+    // `releasable` is omitted unless true (docs/galaxy.md#the-floatingip-item)
     expect(body.content.map((c) => [c.ip, c.releasable === true])).toEqual([
       [GO_CLIENT_IP, true], // parked at a pool: releasable
       [DOCS_IP, false], // labelled reserved

@@ -25,7 +25,7 @@ export const CONFIG_NAME = 'floatingip-config';
 const GROUP = 'galaxy.k8s.io';
 const VERSION = 'v1alpha1';
 
-/** One element of galaxy's `floatingips` JSON array (spec §2.2). */
+/** One element of galaxy's `floatingips` JSON array (docs/galaxy.md#entries-and-validation). */
 export interface ConfigEntry {
   readonly nodeSubnets: readonly string[];
   readonly ips: readonly string[];
@@ -183,7 +183,7 @@ export function addressesOf(pod: V1Pod): string[] {
 }
 
 /**
- * The key galaxy stores for the pod (spec §4.1), derived here independently of floatip: the first
+ * The key galaxy stores for the pod (docs/galaxy.md#keys-from-a-pod-formatkey), derived here independently of floatip: the first
  * owner reference's kind and name (a ReplicaSet's name without its template hash), inside
  * `pool__<P>_` when the pod names a pool.
  */

@@ -1,4 +1,4 @@
-// Release policies in motion (spec §5.3-§5.5, §7): the test plays kube's controllers and kubelet on
+// Release policies in motion (docs/galaxy.md#the-release-table, docs/galaxy.md#pod-events-release-queue-and-resync): the test plays kube's controllers and kubelet on
 // the embedded API server; floatip reacts as in a cluster. One scenario per row, numbered.
 import { ApiextensionsV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';

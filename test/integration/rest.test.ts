@@ -94,7 +94,7 @@ async function setPhase(name: string, phase: string, namespace = 'ns1') {
   );
 }
 
-// `never` keeps a StatefulSet pod's address on its key after the pod is gone (spec §5.3), whatever
+// `never` keeps a StatefulSet pod's address on its key after the pod is gone (docs/galaxy.md#the-release-table), whatever
 // the lifecycle controller does: the case an operator releases by hand
 const sts = (name: string, app = 'web', policy?: 'never') =>
   world.pod({ name, owner: { kind: 'StatefulSet', name: app }, ...(policy ? { policy } : {}) });
@@ -269,7 +269,7 @@ describe('R1 GET /v1/ip', () => {
     });
   });
 
-  test('R1e galaxy-shaped filters keep their answers; the broken ones now match exactly (§12.14)', async () => {
+  test('R1e galaxy-shaped filters keep their answers; the broken ones now match exactly (docs/galaxy.md#list-filters-and-sort)', async () => {
     await hold('10.0.100.10', 'sts_ns1_web_web-1');
     await hold('10.0.100.9', 'sts_ns1_web_web-10');
     await hold('10.0.100.3', 'dp_ns1_api_api-5f7-abc');
@@ -484,7 +484,7 @@ describe('R4 POST /v1/ip', () => {
     );
   });
 
-  test('R4b an empty appType means statefulset in the release too (§12.12)', async () => {
+  test('R4b an empty appType means statefulset in the release too (docs/galaxy.md#release-empty-apptype-and-false-successes)', async () => {
     const { ip } = await boundSts('web-0', 'a1', 'web', 'never');
     await world.deletePod('web-0');
     const res = await post('/v1/ip', { ips: [{ ip, namespace: 'ns1', appName: 'web', podName: 'web-0' }] });

@@ -1,5 +1,5 @@
 // GET /v1/ip's selection and order over a real allocator (no server): galaxy's answers where its
-// rules work, and the fixes of §12.14 where they did not.
+// rules work, and the fixes of docs/galaxy.md#list-filters-and-sort where they did not.
 import { type IPPage, listIPs, parseSort } from '../../../src/api/ip-list.js';
 import type { IPFilters } from '../../../src/api/ip-query.js';
 import { Allocator, ReleasePolicy, parsePoolConfig } from '../../../src/ipam/index.js';

@@ -1,4 +1,4 @@
-// galaxy's paging arithmetic (spec §9.2), field by field.
+// galaxy's paging arithmetic (docs/galaxy.md#listing-ips), field by field.
 import { clampPage, clampSize, pageBody, pageWindow } from '../../../src/api/paging.js';
 
 describe('clamps (galaxy)', () => {

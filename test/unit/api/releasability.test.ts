@@ -1,4 +1,4 @@
-// One rule for the list's `releasable` and the release itself (spec §5.7, with floatip's changes).
+// One rule for the list's `releasable` and the release itself (docs/galaxy.md#releasable, with floatip's changes).
 import type { V1Pod } from '@kubernetes/client-node';
 import { judge } from '../../../src/api/releasability.js';
 import { GO_ZERO_TIME, floatingIPJson, formatTime } from '../../../src/api/wire.js';

@@ -12,7 +12,7 @@ test("galaxy's shipped file gives the defaults (storageDriver is ignored)", () =
   expect(parseGalaxyConfig('{"schedule_plugin": {"storageDriver": "k8s-crd"}}')).toEqual(GALAXY_DEFAULTS);
 });
 
-test('every key of §1.2 is read', () => {
+test('every key of docs/galaxy.md#configuration-file is read', () => {
   const config = parseGalaxyConfig(
     JSON.stringify({
       schedule_plugin: {

@@ -26,7 +26,7 @@ function problems(config: unknown): string[] {
   return [];
 }
 
-describe('parsing galaxy configuration (spec §2.2)', () => {
+describe('parsing galaxy configuration (docs/galaxy.md#entries-and-validation)', () => {
   test("the docs' example parses, with masked and de-duplicated node subnets", () => {
     const config = parsePoolConfig(
       JSON.stringify([
@@ -46,7 +46,7 @@ describe('parsing galaxy configuration (spec §2.2)', () => {
     expect(e!.ranges).toHaveLength(2);
   });
 
-  test("galaxy's canonical serialised form (§2.2) round-trips", () => {
+  test("galaxy's canonical serialised form (docs/galaxy.md#entries-and-validation) round-trips", () => {
     const canonical =
       '{"nodeSubnets":["10.173.14.0/24"],"ips":["10.173.14.205","10.173.14.206~10.173.14.208"],"subnet":"10.173.14.0/24","gateway":"10.173.14.1","vlan":2}';
     // galaxy rejects the adjacent .205 and .206 (see below); the serialised example is its output form

@@ -10,7 +10,7 @@ import {
 const pod = (name: string, owners: OwnerReference[] = [], pool = '', namespace = 'ns1') =>
   AllocationKey.forPod({ namespace, name, ownerReferences: owners, pool });
 
-describe('keys from pods (spec §4.1)', () => {
+describe('keys from pods (docs/galaxy.md#keys-from-a-pod-formatkey)', () => {
   test.each<[string, string, OwnerReference[], string, string]>([
     [
       'Deployment pod',
@@ -87,7 +87,7 @@ describe('keys from pods (spec §4.1)', () => {
   });
 });
 
-describe('parsing keys (spec §4.3)', () => {
+describe('parsing keys (docs/galaxy.md#parsing-a-key-parsekey)', () => {
   const parts = (k: AllocationKey) => [k.pool, k.typePrefix, k.namespace, k.appName, k.podName];
   test.each<[string, string[]]>([
     ['sts_kube-system_fip-bj_fip-bj-111', ['', 'sts_', 'kube-system', 'fip-bj', 'fip-bj-111']],
@@ -113,7 +113,7 @@ describe('parsing keys (spec §4.3)', () => {
   });
 });
 
-describe('keys from parts (spec §4.2, the REST API)', () => {
+describe('keys from parts (docs/galaxy.md#keys-from-parts-newkeyobj, the REST API)', () => {
   test.each<[[string, string, string, string, string], string]>([
     [['sts_', '', '', '', 'rami'], 'pool__rami_'],
     [['sts_', '', '', '', ''], ''],

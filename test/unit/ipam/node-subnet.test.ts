@@ -24,7 +24,7 @@ const reason = (addresses: string[]): string => {
 };
 
 test.each<[string[], string]>([
-  // the spec's worked example (§2.4)
+  // the spec's worked example (docs/galaxy.md#node-subnet-of-a-node)
   [['10.49.28.3'], '10.49.28.0/26'],
   [['10.49.29.3'], '10.49.29.0/24'],
   [['10.48.28.2'], 'FloatingIPPlugin:NoFIPConfigNode'],

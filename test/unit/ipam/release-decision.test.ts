@@ -1,4 +1,4 @@
-// One row per case of spec §5.3-§5.5 (and floatip's rollout rule): the policy, the workload kind and
+// One row per case of docs/galaxy.md#the-release-table (and floatip's rollout rule): the policy, the workload kind and
 // its state decide what happens to a gone pod's address.
 import {
   AllocationKey,

@@ -28,7 +28,7 @@ describe('object names', () => {
 });
 
 describe('galaxy-written objects load unchanged', () => {
-  test('the spec example (§8.1)', () => {
+  test('the spec example (docs/galaxy.md#floatingip-objects)', () => {
     const decoded = fromFloatingIPObject({
       apiVersion: 'galaxy.k8s.io/v1alpha1',
       kind: 'FloatingIP',
@@ -54,7 +54,7 @@ describe('galaxy-written objects load unchanged', () => {
     });
   });
 
-  test('a manual reservation (§8.2): label present, empty attribute', () => {
+  test('a manual reservation (docs/galaxy.md#reserved-addresses): label present, empty attribute', () => {
     const decoded = fromFloatingIPObject({
       metadata: { name: '10.0.0.1', labels: { reserved: 'this-is-not-for-pods' } },
       spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '', updateTime: '2020-01-01T00:00:00Z' },
