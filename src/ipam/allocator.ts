@@ -88,7 +88,7 @@ export class Allocator {
 
   /**
    * Applies a new configuration. Allocations move with their addresses; those that fall outside it
-   * are kept as orphans and reported (galaxy deletes them, spec §12.15).
+   * are kept as orphans and reported (galaxy deletes them, docs/galaxy.md#reconfiguring-deletes-objects-in-use).
    */
   reconfigure(config: PoolConfig): ReconfigureReport {
     const spaces = entriesInGatewayOrder(config).map((entry, rank) => new EntrySpace(entry, rank));
@@ -398,7 +398,7 @@ export class Allocator {
   }
 
   /**
-   * The node subnets that can still serve a request (spec §8.4 NodeSubnetsByIPRanges, but with
+   * The node subnets that can still serve a request (docs/galaxy.md#how-galaxy-picks-addresses NodeSubnetsByIPRanges, but with
    * distinct addresses for overlapping groups): without groups, those with a free address in each
    * wanted family; with groups, those where every group can get an address of its own.
    */
