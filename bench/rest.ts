@@ -32,7 +32,7 @@ export async function benchRest(): Promise<BenchResult[]> {
   const app = restApp({
     allocator,
     store: {} as never,
-    cluster: { pods: { get: () => undefined } },
+    pods: { cached: () => undefined, find: () => Promise.resolve(undefined) },
     pools: {} as never,
     locks: new DecisionLocks(),
     events: { record: () => undefined },

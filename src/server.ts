@@ -19,6 +19,7 @@ import { SchedulingQueries } from './extender/queries.js';
 import { Allocator } from './ipam/index.js';
 import { ClusterCache } from './kube/cluster.js';
 import { ClusterWorld } from './kube/cluster-world.js';
+import type { PodLookup } from './kube/pod-lookup.js';
 import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
@@ -67,6 +68,8 @@ export interface Floatip {
   readonly allocator: Allocator;
   readonly store: FloatingIPStore;
   readonly cluster: ClusterCache;
+  /** Pods: the cache, else the API server. */
+  readonly pods: PodLookup;
   readonly pools: PoolStore;
   readonly locks: DecisionLocks;
   readonly lifecycle: Lifecycle;
@@ -254,8 +257,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       restApp({
         allocator,
         store,
-        cluster,
-        fetchPod: (namespace, name) => world.pods.fetch(namespace, name),
+        pods: world.pods,
         pools,
         locks,
         events,
@@ -286,6 +288,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       allocator,
       store,
       cluster,
+      pods: world.pods,
       pools,
       locks,
       lifecycle,

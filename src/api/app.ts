@@ -2,12 +2,12 @@
 // authentication (when plugged in), then JSON bodies, then validation against the OpenAPI document,
 // then the route table; every failure ends in galaxy's envelope. Order matters: the description is
 // public, and nothing of a caller's is read before it is known who the caller is.
-import type { V1Pod } from '@kubernetes/client-node';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import { type Allocator, type ErrorKind, kindOf } from '../ipam/index.js';
 import type { EventRecorder } from '../kube/events.js';
+import type { PodLookup } from '../kube/pod-lookup.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { PoolStore } from '../store/pool-store.js';
@@ -18,10 +18,8 @@ import { apiRoutes, expressPath } from './routes.js';
 export interface RestDeps {
   readonly allocator: Allocator;
   readonly store: Pick<FloatingIPStore, 'release' | 'allocate'>;
-  /** The pod cache (ClusterCache fits). */
-  readonly cluster: { readonly pods: { get(namespace: string, name: string): V1Pod | undefined } };
-  /** Reads a pod from the API server, for a release that the cache cannot decide alone. */
-  readonly fetchPod?: (namespace: string, name: string) => Promise<V1Pod | undefined>;
+  /** Pods: the cache, and the API server for what it cannot decide alone (a release). */
+  readonly pods: Pick<PodLookup, 'cached' | 'find'>;
   /** Pools in the configured pool namespace. */
   readonly pools: Pick<PoolStore, 'fetch' | 'put' | 'delete'>;
   readonly locks: DecisionLocks;
@@ -63,10 +61,6 @@ export function restApp(deps: RestDeps): express.Express {
   app.use('/apidocs', swaggerUi.serveFiles(document as never), swaggerUi.setup(document as never));
   const routes = apiRoutes({
     ...deps,
-    pods: {
-      get: (ns, name) => deps.cluster.pods.get(ns, name),
-      ...(deps.fetchPod ? { fetch: deps.fetchPod } : {}),
-    },
     audit: { events: deps.events, log },
   });
   const register = (route: (typeof routes)[number]) =>

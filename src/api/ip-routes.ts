@@ -8,14 +8,13 @@ import { actorOf } from './identity.js';
 import { listIPs, parseSort } from './ip-list.js';
 import type { IPFilters } from './ip-query.js';
 import { clampPage, clampSize, pageBody } from './paging.js';
-import { type PodSource, type ReleaseDeps, type ReleaseItem, releaseIPs } from './release.js';
+import { type ReleaseDeps, type ReleaseItem, releaseIPs } from './release.js';
 import { judge, podOf } from './releasability.js';
 import { subnetStats } from './subnet-stats.js';
 import { floatingIPJson } from './wire.js';
 
 export interface IPRouteDeps extends ReleaseDeps {
   readonly allocator: Allocator;
-  readonly pods: PodSource;
 }
 
 const text = (q: Request['query'], name: string): string => {
@@ -30,7 +29,7 @@ const integer = (q: Request['query'], name: string): number | undefined => {
 /** Status and releasability from the pod cache: the list must stay fast, so it does not ask the API server. */
 function judgedFromCache(deps: IPRouteDeps, a: Allocation) {
   const pod = podOf(a.key);
-  return judge(a, pod ? deps.pods.get(pod.namespace, pod.name) : undefined);
+  return judge(a, pod ? deps.pods.cached(pod.namespace, pod.name) : undefined);
 }
 
 export function ipRoutes(deps: IPRouteDeps) {

@@ -11,7 +11,6 @@
 // A request names at most 10,000 entries (the OpenAPI document's `maxItems`), and the work yields
 // the event loop every few milliseconds: the extender shares this process, and kube-scheduler's
 // calls must not wait for a long release. One log line sums up each request.
-import type { V1Pod } from '@kubernetes/client-node';
 import {
   type Allocation,
   AllocationKey,
@@ -19,6 +18,7 @@ import {
   canonicalAddress,
   typePrefixOfAppType,
 } from '../ipam/index.js';
+import type { PodLookup } from '../kube/pod-lookup.js';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import { type AuditSink, releaseAudited } from '../store/release-audit.js';
@@ -34,16 +34,10 @@ export interface ReleaseItem {
   readonly appType?: string;
 }
 
-/** Where pods are looked up: the cache, and (when given) the API server for what it lacks. */
-export interface PodSource {
-  get(namespace: string, name: string): V1Pod | undefined;
-  fetch?(namespace: string, name: string): Promise<V1Pod | undefined>;
-}
-
 export interface ReleaseDeps {
   readonly allocator: Allocator;
   readonly store: Pick<FloatingIPStore, 'release'>;
-  readonly pods: PodSource;
+  readonly pods: Pick<PodLookup, 'cached' | 'find'>;
   readonly locks: DecisionLocks;
   readonly audit: AuditSink;
   /** After an address of this key was released (pods waiting for their app may go on). */
@@ -195,13 +189,11 @@ const refusal = (judged: Releasability): Verdict => ({
 });
 
 /** The pod a key names: the cache first, then the API server (the cache may lag behind a create). */
-async function podState(pods: PodSource, key: string): Promise<PodState> {
+async function podState(pods: Pick<PodLookup, 'find'>, key: string): Promise<PodState> {
   const named = podOf(key);
   if (!named) return undefined;
-  const cached = pods.get(named.namespace, named.name);
-  if (cached || !pods.fetch) return cached;
   try {
-    return await pods.fetch(named.namespace, named.name);
+    return await pods.find(named.namespace, named.name);
   } catch {
     return 'unknown';
   }

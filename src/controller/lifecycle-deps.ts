@@ -65,6 +65,3 @@ export async function releaseDecided(
   await releaseAudited(deps.store, deps, allocation.ip, owner, attribution, decidedAt);
   deps.observer?.released?.(allocation, { kind: 'release', why: reason }, cause);
 }
-
-export type Family = 4 | 6;
-export const familyOf = (ip: string): Family => (ip.includes(':') ? 6 : 4);

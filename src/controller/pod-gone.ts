@@ -14,7 +14,7 @@ import {
 } from '../ipam/index.js';
 import { keyOfPod, namespacedName, policyOfPod } from '../pods/pod-facts.js';
 import type { ReleaseCause } from '../store/release-audit.js';
-import { type LifecycleDeps, familyOf, releaseDecided } from './lifecycle-deps.js';
+import { type LifecycleDeps, releaseDecided } from './lifecycle-deps.js';
 
 /** Why addresses are settled after their pod: its deletion or end was seen, or resync found a leak. */
 export type SettleCause = Extract<ReleaseCause, 'pod-gone' | 'leak'>;
@@ -71,7 +71,7 @@ export class PodGone {
     const run = async () => {
       for (const allocation of held) {
         const decidedAt = this.deps.store.versionOf(allocation.ip);
-        const sameFamily = (a: Allocation) => familyOf(a.ip) === familyOf(allocation.ip);
+        const sameFamily = (a: Allocation) => a.family === allocation.family;
         const appHeld = key.isDeployment()
           ? this.allocator.byPrefix(key.poolPrefix).filter(sameFamily).length
           : 0;

@@ -3,8 +3,8 @@
 // surplus beyond what the app held before it (immutable: beyond replicas) is released, oldest
 // parked first. Addresses of pods are never touched.
 import type { V1Deployment } from '@kubernetes/client-node';
-import { type Allocation, AllocationKey, ReleasePolicy } from '../ipam/index.js';
-import { type Family, type LifecycleDeps, familyOf, releaseDecided } from './lifecycle-deps.js';
+import { type Allocation, AllocationKey, type Family, ReleasePolicy } from '../ipam/index.js';
+import { type LifecycleDeps, releaseDecided } from './lifecycle-deps.js';
 import { rolloutOf } from './workloads.js';
 
 export class RolloutTrim {
@@ -33,8 +33,8 @@ export class RolloutTrim {
     if (!was && now.rolling) {
       const held = this.allocator.byPrefix(prefix);
       this.beforeRollout.set(prefix, {
-        4: held.filter((a) => familyOf(a.ip) === 4).length,
-        6: held.filter((a) => familyOf(a.ip) === 6).length,
+        4: held.filter((a) => a.family === 4).length,
+        6: held.filter((a) => a.family === 6).length,
       });
     }
     if (was && !now.rolling) {
@@ -60,7 +60,7 @@ export class RolloutTrim {
     // a never app that was not seen starting its rollout keeps everything (galaxy's never)
     if (!immutable && before === undefined) return;
     for (const family of [4, 6] as const) {
-      const ofFamily = (a: Allocation) => familyOf(a.ip) === family;
+      const ofFamily = (a: Allocation) => a.family === family;
       const total = this.allocator.byPrefix(prefix).filter(ofFamily).length;
       const target = immutable ? replicas : Math.max(replicas, before![family]);
       const surplus = parked

@@ -122,7 +122,7 @@ export class World {
       restApp({
         allocator: f.allocator,
         store: f.store,
-        cluster: f.cluster,
+        pods: f.pods,
         pools: f.pools,
         locks: f.locks,
         events: f.events,

@@ -51,7 +51,7 @@ test('every query parameter takes reserved characters as they are (Go url.ParseQ
 const stubs = {
   allocator: {},
   store: {},
-  cluster: { pods: { get: () => undefined } },
+  pods: { cached: () => undefined, find: () => Promise.resolve(undefined) },
   pools: {},
   locks: {},
   events: { record: () => undefined },
