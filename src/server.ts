@@ -310,7 +310,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
 }
 
 /** A port floatip was told to serve on could not be opened (in use, not permitted). */
-export class ListenError extends Error {}
+export class ListenError extends Error {
+  readonly kind = 'unavailable';
+}
 
 function listen(
   what: string,

@@ -18,7 +18,10 @@ export interface CniArgs {
   readonly ipinfos: readonly IPInfo[];
 }
 
-export class CniArgsError extends Error {}
+/** A pod's annotation that cannot be read: the pod's owner must fix it. */
+export class CniArgsError extends Error {
+  readonly kind = 'validation';
+}
 
 /** Decodes the annotation; absent or "" is `{}`. Errors use galaxy's wording. */
 export function parseCniArgs(text: string | undefined): CniArgs {

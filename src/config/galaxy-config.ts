@@ -25,7 +25,9 @@ export const GALAXY_DEFAULTS: GalaxyConfig = {
   cloudProviderGrpcAddr: '',
 };
 
-export class GalaxyConfigError extends Error {}
+export class GalaxyConfigError extends Error {
+  readonly kind = 'validation';
+}
 
 /** Parses the file's text. Throws GalaxyConfigError with galaxy's wording (`bad config <text>: <why>`). */
 export function parseGalaxyConfig(text: string): GalaxyConfig {

@@ -3,12 +3,12 @@
 // one decoder for it; a body that is not JSON or not the right shape is a 400 with the reason, never
 // a crash and never a 500 for the caller's mistake.
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { kindOf } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Binder } from './bind.js';
 import type { SchedulingQueries } from './queries.js';
 import {
-  WireError,
   decodeBindingArgs,
   decodeExtenderArgs,
   decodePreemptionArgs,
@@ -217,10 +217,12 @@ export function extenderApp(
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = (err as { status?: number }).status;
     if (res.headersSent) return;
-    if (err instanceof WireError || (status !== undefined && status >= 400 && status < 500)) {
+    // the one mapping of this port: a caller's mistake is a 4xx with the reason, anything else a 500
+    const validation = kindOf(err) === 'validation';
+    if (validation || (status !== undefined && status >= 400 && status < 500)) {
       const message =
-        err instanceof WireError || err instanceof BadRequest
-          ? err.message
+        validation || err instanceof BadRequest
+          ? (err as Error).message
           : `bad request: ${(err as Error).message}`;
       res
         .status(status && status !== 500 ? status : 400)

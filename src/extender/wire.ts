@@ -6,7 +6,10 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { type Span, arrayElements, objectMembers, rootSpan } from './json-spans.js';
 
-export class WireError extends Error {}
+/** A request the caller got wrong (its kind is one of src/ipam/errors.ts: the server answers 400). */
+export class WireError extends Error {
+  readonly kind = 'validation';
+}
 
 type Json = Record<string, unknown>;
 
