@@ -30,7 +30,7 @@ export class EntrySpace {
   readonly total: bigint;
   /** Node subnets this entry serves, for membership tests. */
   readonly nodeSubnets: ReadonlySet<string>;
-  /** Reserved allocations in this space; kept by the allocator. */
+  /** Reserved allocations in this space. */
   reserved = 0;
   /** Ordinals never handed out (network, broadcast, gateway), ascending. */
   readonly excluded: readonly Ordinal[];
@@ -126,12 +126,16 @@ export class EntrySpace {
     return formatAddress(this.entry.family, this.valueOf(ordinal));
   }
 
-  take(ordinal: Ordinal): void {
+  /** Marks an ordinal held by an allocation (`reserved`: one an operator set aside). */
+  take(ordinal: Ordinal, reserved: boolean): void {
+    if (reserved) this.reserved++;
     if (this.excluded.length > 0 && this.isExcluded(ordinal)) this.excludedHeld++;
     else this.mark(ordinal);
   }
 
-  give(ordinal: Ordinal): void {
+  /** Undoes take(ordinal, reserved). */
+  give(ordinal: Ordinal, reserved: boolean): void {
+    if (reserved) this.reserved--;
     if (this.excluded.length > 0 && this.isExcluded(ordinal)) this.excludedHeld--;
     else if (this.dense) this.dense.delete(ordinal as number);
     else this.sparse!.delete(ordinal as bigint);

@@ -51,8 +51,11 @@ export class KeyIndex<T extends Keyed> {
     return entry === undefined ? NONE : Array.isArray(entry) ? entry : [entry];
   }
 
-  keys(): IterableIterator<string> {
-    return this.records.keys();
+  /** Every record whose key contains `keyword` (case-sensitive). */
+  byKeyword(keyword: string): T[] {
+    const out: T[] = [];
+    for (const key of this.records.keys()) if (key.includes(keyword)) out.push(...this.byKey(key));
+    return out;
   }
 
   /** Indexes a record under its key; the caller ensures it is not indexed already. */

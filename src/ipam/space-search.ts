@@ -1,7 +1,7 @@
 // Where an address is, or goes, among entry spaces listed in gateway order (the order a node
 // subnet's entries are tried in): which spaces serve each node subnet, the space an address lives
 // in, the lowest free address of a family, and distinct free addresses for request_ip_range groups.
-// Pure functions of the spaces; the allocator keeps the state.
+// Pure functions of the spaces; the Layout (layout.ts) keeps them.
 import type { Family } from './address.js';
 import type { EntrySpace, Ordinal } from './entry-space.js';
 import { matchDistinct } from './matching.js';

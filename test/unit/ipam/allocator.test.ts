@@ -377,6 +377,28 @@ describe('matchHeld and nodeSubnetsFor', () => {
     ]);
   });
 
+  test('a held address below, above or of another family than every range of a group satisfies none', () => {
+    const { allocator } = setup();
+    for (const ip of ['10.173.13.2', '10.173.13.9', 'fd00:27::10']) allocator.allocateIP(ip, 'k', attrs());
+    const g = group('10.173.13.4~10.173.13.6');
+    expect(allocator.matchHeld('k', [g])).toEqual([undefined]);
+    allocator.allocateIP('10.173.13.6', 'k', attrs());
+    expect(allocator.matchHeld('k', [g]).map((a) => a?.ip)).toEqual(['10.173.13.6']);
+  });
+
+  test('an IPv6 address whose number is inside an IPv4 group (::10.0.0.5 and 10.0.0.5) satisfies none', () => {
+    const allocator = new Allocator(
+      parsePoolConfig([
+        { nodeSubnets: [NODES_A], subnet: '::/96', gateway: '::1', ips: ['::10.0.0.5'] },
+        { nodeSubnets: [NODES_A], subnet: '10.0.0.0/24', gateway: '10.0.0.1', ips: ['10.0.0.5'] },
+      ]),
+    );
+    allocator.allocateIP('::10.0.0.5', 'k', attrs());
+    expect(allocator.matchHeld('k', [group('10.0.0.5')])).toEqual([undefined]);
+    allocator.allocateIP('10.0.0.5', 'k', attrs());
+    expect(allocator.matchHeld('k', [group('10.0.0.5')]).map((a) => a?.ip)).toEqual(['10.0.0.5']);
+  });
+
   test('node subnets that can still serve: any family exhausted removes a dual-stack subnet', () => {
     const { allocator } = setup();
     expect(allocator.nodeSubnetsFor()).toEqual(new Set([NODES_A, NODES_B]));
