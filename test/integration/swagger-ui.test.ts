@@ -1,27 +1,21 @@
 // Swagger UI in a real browser: Debian's chromium, driven headless by playwright-core (this
 // machine cannot download browsers). It loads /apidocs/, shows every operation of the document,
 // and runs GET /v1/ip against the live server ("Try it out" -> "Execute" -> a 200 shown).
-// CI installs chromium (`apt-get install -y chromium`); where it is missing this test fails and
-// says so, rather than passing without having looked.
-import { existsSync } from 'node:fs';
+// chromium.ts finds Debian's chromium or installs it (as root); where neither can be done this
+// test fails and says so, rather than passing without having looked.
 import { chromium, type Browser } from 'playwright-core';
 import { documentedOperations } from '../../src/api/index.js';
+import { CHROMIUM_ARGS, ensureChromium } from './chromium.js';
 import { World } from './world.js';
-
-const CHROMIUM = process.env.FLOATIP_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let world: World;
 let browser: Browser | undefined;
+let executablePath: string;
+
+// a first install of chromium with apt takes a minute or two
+beforeAll(async () => {
+  executablePath = await ensureChromium();
+}, 600_000);
 
 beforeAll(async () => {
   world = await World.start({
@@ -42,12 +36,7 @@ afterAll(async () => {
 });
 
 test('Swagger UI lists every operation and executes GET /v1/ip against the server', async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `no browser at ${CHROMIUM}: install Debian's chromium (apt-get update && apt-get install -y chromium) or set FLOATIP_CHROMIUM`,
-    );
-  }
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
   const page = await browser.newPage();
   const failures: string[] = [];
   page.on('pageerror', (err) => failures.push(err.message));
