@@ -58,6 +58,12 @@ export function restApp(deps: RestDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   const document = openApiDocument();
+  // the page and its files are read, nothing else
+  app.use('/apidocs', (req: Request, res: Response, next: NextFunction) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    res.setHeader('Allow', 'GET, HEAD');
+    sendError(res, 405, `${req.method} ${req.originalUrl}`);
+  });
   app.use('/apidocs', swaggerUi.serveFiles(document as never), swaggerUi.setup(document as never));
   const routes = apiRoutes({
     ...deps,

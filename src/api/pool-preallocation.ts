@@ -24,6 +24,13 @@ export interface Preallocation {
 
 export const poolKey = (name: string): string => `${POOL_KEY_PREFIX}${name}_`;
 
+/**
+ * The most pods' worth one request may pre-allocate: each is a FloatingIP object written in turn,
+ * and an IPv6 /64 never runs dry, so without a bound one request could write for hours. A larger
+ * pool grows in steps of this size.
+ */
+export const PREALLOCATION_LIMIT = 10_000;
+
 /** Pods' worth of addresses a pool holds, parked or in use: its count in the family it has most of. */
 export function poolHoldings(allocator: Allocator, name: string): number {
   let v4 = 0;

@@ -4,7 +4,12 @@ import type { Request, Response } from 'express';
 import type { Pool, PoolStore } from '../store/pool-store.js';
 import { ApiError, notFound, sendEnvelope } from './envelope.js';
 import { actorOf } from './identity.js';
-import { type PreallocationDeps, preallocatePool } from './pool-preallocation.js';
+import {
+  PREALLOCATION_LIMIT,
+  type PreallocationDeps,
+  poolHoldings,
+  preallocatePool,
+} from './pool-preallocation.js';
 
 export interface PoolRouteDeps extends PreallocationDeps {
   readonly pools: Pick<PoolStore, 'fetch' | 'put' | 'delete'>;
@@ -30,6 +35,14 @@ export function poolRoutes(deps: PoolRouteDeps) {
         preAllocateIP: body.preAllocateIP ?? false,
       };
       const actor = actorOf(req);
+      // refused before anything is written
+      const missing = pool.size - poolHoldings(deps.allocator, pool.name);
+      if (pool.preAllocateIP && missing > PREALLOCATION_LIMIT) {
+        throw new ApiError(
+          400,
+          `pre-allocating ${missing} pods' worth of addresses for pool ${pool.name} is over the limit of ${PREALLOCATION_LIMIT} per request; grow the pool in steps`,
+        );
+      }
       try {
         await pools.put(pool);
       } catch (err) {

@@ -246,3 +246,24 @@ describe('I4 releases are bounded, and never hold the event loop the extender sh
     expect(Math.max(...waits) / took).toBeLessThan(0.5);
   });
 });
+
+describe('I5 pre-allocation is bounded per request', () => {
+  test('I5a more than 10,000 pods’ worth at once: 400 before anything is written; within it, done', async () => {
+    const [status, body] = await answer('POST', '/v1/pool', {
+      name: 'big',
+      size: 567_762_977,
+      preAllocateIP: true,
+    });
+    expect([status, body.message]).toEqual([
+      400,
+      "bad request: pre-allocating 567762977 pods' worth of addresses for pool big is over the limit of 10000 per request; grow the pool in steps",
+    ]);
+    expect((await answer('GET', '/v1/pool/big'))[0]).toBe(404);
+    expect(world.floatip.allocator.size).toBe(0);
+    // the same pool grows in a step within the bound
+    expect(await answer('POST', '/v1/pool', { name: 'big', size: 3, preAllocateIP: true })).toEqual([
+      200,
+      { code: 200, message: '', realPoolSize: 3 },
+    ]);
+  });
+});

@@ -38,11 +38,12 @@ export function encode(text: string, how: Encoding, inPath = false): string {
     case 'every-byte-lower':
       return bytes.map((b) => hex(b, how === 'every-byte-lower')).join('');
     case 'minimal':
-      // only what would change the meaning (or that HTTP cannot carry) is escaped: `:`, `@`, `,`... stay
+      // only what would change the meaning (or that HTTP cannot carry) is escaped: `:`, `@`, `,`... stay;
+      // a raw `;` in a query is refused, as Go's url.ParseQuery does since Go 1.17
       return bytes
         .map((b) => {
           const c = String.fromCharCode(b);
-          const special = inPath ? '%/?#' : '%&#+=';
+          const special = inPath ? '%/?#' : '%&#+=;';
           return b <= 0x20 || b >= 0x7f || special.includes(c) ? hex(b, false) : c;
         })
         .join('');
