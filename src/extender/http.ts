@@ -52,6 +52,8 @@ export class InFlight {
 
 type Verb = 'filter' | 'prioritize' | 'bind' | 'preempt';
 
+const VERB_PATHS = ['/v1/filter', '/v1/prioritize', '/v1/priority', '/v1/bind', '/v1/preempt'];
+
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A request the caller got wrong: answered with this status and message. */
@@ -138,7 +140,8 @@ export function extenderApp(
     res.on('close', () => inFlight.leave());
     next();
   });
-  app.use(jsonBody(options.bodyLimitBytes ?? 256 * 2 ** 20));
+  // only the verbs read a body: a POST anywhere else is a 404, not a JSON error
+  app.use(VERB_PATHS, jsonBody(options.bodyLimitBytes ?? 256 * 2 ** 20));
 
   const json = (res: Response, body: string | Buffer) => {
     res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body) });

@@ -32,6 +32,13 @@ describe('extender HTTP', () => {
   const small = JSON.stringify({ Pod: { metadata: { name: 'p' } }, NodeNames: ['a1'] });
   const big = JSON.stringify({ Pod: { metadata: { name: 'p' } }, NodeNames: Array(200).fill('node-x') });
 
+  test('a POST to a path that is no verb is a 404, whatever its body', async () => {
+    for (const path of ['/healthz', '/', '/v1/nope']) {
+      const res = await fetch(new URL(path, url), { method: 'POST', body: '{not json' });
+      expect([res.status, await res.json()]).toEqual([404, { Error: `no route POST ${path}` }]);
+    }
+  });
+
   test('a body within the limit is answered', async () => {
     const res = await fetch(url, { method: 'POST', body: small });
     expect(res.status).toBe(200);
