@@ -10,7 +10,7 @@ import { kubernetesAuth } from './api/kube-auth.js';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
-import { Requeue } from './controller/requeue.js';
+import { Requeue, putAsidePods } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
 import { Binder } from './extender/bind.js';
 import { InFlight, extenderApp } from './extender/http.js';
@@ -24,7 +24,6 @@ import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
 import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election.js';
-import { awaitsScheduler, wantsFloatingIP } from './pods/pod-facts.js';
 import { shareConnections } from './kube/shared-agent.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -125,15 +124,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   cluster.nodes.on('delete', (node) => nodes.forget(node.metadata?.name ?? ''));
   const world = new ClusterWorld(kubeConfig, cluster, guard);
   const requeue = new Requeue((...args) => world.annotatePod(...args), log, {
-    putAside: () =>
-      cluster.pods
-        .list()
-        .filter((pod) => wantsFloatingIP(pod, options.resource) && awaitsScheduler(pod))
-        .map((pod) => ({
-          namespace: pod.metadata?.namespace ?? 'default',
-          name: pod.metadata?.name ?? '',
-          uid: pod.metadata?.uid ?? '',
-        })),
+    putAside: () => putAsidePods(cluster.pods.list(), options.resource),
     serving: () => notServingBecause() === undefined,
     counted: (why, pods) => metrics.requeued.inc({ why }, pods),
   });

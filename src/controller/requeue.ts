@@ -7,7 +7,9 @@
 // remembered and touched (an annotation with the time) once what refused them has changed; pods put
 // aside while floatip was away are touched when it takes over. A touch sends the pod back to the
 // scheduler's active queue at once.
+import type { V1Pod } from '@kubernetes/client-node';
 import { AllocationKey } from '../ipam/index.js';
+import { awaitsScheduler, wantsFloatingIP } from '../pods/pod-facts.js';
 import type { Logger } from '../log.js';
 
 /** Set on a pod floatip sent back to the scheduler; the value is when (RFC 3339). */
@@ -31,6 +33,17 @@ export interface PodRef {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
+}
+
+/** Pods that want an address and that kube-scheduler put aside (not bound, PodScheduled False). */
+export function putAsidePods(pods: readonly V1Pod[], resource: string): PodRef[] {
+  return pods
+    .filter((pod) => wantsFloatingIP(pod, resource) && awaitsScheduler(pod))
+    .map((pod) => ({
+      namespace: pod.metadata?.namespace ?? 'default',
+      name: pod.metadata?.name ?? '',
+      uid: pod.metadata?.uid ?? '',
+    }));
 }
 
 export interface RequeueOptions {
