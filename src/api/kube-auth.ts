@@ -2,15 +2,18 @@
 // (TokenReview) and whether they may do what they ask (SubjectAccessReview), as kubectl's own
 // requests are judged. Reading needs `list floatingips`, releasing `delete floatingips`, pool changes
 // the matching verb on `pools`, all in galaxy.k8s.io. A short cache keeps a busy caller from turning
-// every request into two API calls.
+// every request into two API calls; it is bounded, because its keys (tokens) come from callers.
 import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../log.js';
 import { ApiError } from './envelope.js';
 import type { Identity } from './identity.js';
 
 const GROUP = 'galaxy.k8s.io';
 const CACHE_MS = 10_000;
+/** Tokens and decisions remembered at most: a caller sending random tokens evicts, never grows. */
+const CACHE_ENTRIES = 1000;
 
 /** What a request needs: the verb and resource it is checked against. */
 export function permissionFor(method: string, path: string): { verb: string; resource: string } {
@@ -27,23 +30,25 @@ export function permissionFor(method: string, path: string): { verb: string; res
 export function kubernetesAuth(kubeConfig: KubeConfig, log: Logger): RequestHandler {
   const authn = kubeConfig.makeApiClient(AuthenticationV1Api);
   const authz = kubeConfig.makeApiClient(AuthorizationV1Api);
-  const identities = new Map<string, { identity: Identity | undefined; until: number }>();
-  const decisions = new Map<string, { allowed: boolean; until: number }>();
+  const cache = { max: CACHE_ENTRIES, ttl: CACHE_MS };
+  // a token the API server refused is remembered too
+  const identities = new LRUCache<string, Identity | { refused: true }>(cache);
+  const decisions = new LRUCache<string, { allowed: boolean }>(cache);
 
   const whoIs = async (token: string): Promise<Identity | undefined> => {
     const cached = identities.get(token);
-    if (cached && cached.until > Date.now()) return cached.identity;
+    if (cached) return 'refused' in cached ? undefined : cached;
     const review = await authn.createTokenReview({ body: { spec: { token } } });
     const user = review.status?.authenticated ? review.status.user : undefined;
     const identity = user?.username ? { user: user.username, groups: user.groups ?? [] } : undefined;
-    identities.set(token, { identity, until: Date.now() + CACHE_MS });
+    identities.set(token, identity ?? { refused: true });
     return identity;
   };
 
   const may = async (identity: Identity, verb: string, resource: string): Promise<boolean> => {
     const key = `${identity.user}\u0000${verb}\u0000${resource}`;
     const cached = decisions.get(key);
-    if (cached && cached.until > Date.now()) return cached.allowed;
+    if (cached) return cached.allowed;
     const review = await authz.createSubjectAccessReview({
       body: {
         spec: {
@@ -54,7 +59,7 @@ export function kubernetesAuth(kubeConfig: KubeConfig, log: Logger): RequestHand
       },
     });
     const allowed = review.status?.allowed === true;
-    decisions.set(key, { allowed, until: Date.now() + CACHE_MS });
+    decisions.set(key, { allowed });
     return allowed;
   };
 

@@ -111,3 +111,25 @@ test('E8-9 with the permission: it works', async () => {
   // the OpenAPI document and Swagger UI stay public
   expect((await fetch(`${floatip.apiUrl}/openapi.json`)).status).toBe(200);
 });
+
+test('E8-10 answers are cached briefly, and the cache is bounded: random tokens evict, they do not pile up', async () => {
+  // a fault that never fails counts the TokenReviews the API server receives
+  const counter = server.faults.delayNext({ verb: 'create', resource: 'tokenreviews' }, 0, {
+    times: 1_000_000,
+  });
+  const reviews = () => server.faults.pending().find((f) => f.id === counter.id)!.fired;
+  expect((await call('GET', '/v1/ip', 't-viewer')).status).toBe(200);
+  const first = reviews();
+  expect((await call('GET', '/v1/ip', 't-viewer')).status).toBe(200);
+  expect(reviews()).toBe(first);
+  const forged = Array.from({ length: 1200 }, (_, i) => `forged-${i}`);
+  for (let i = 0; i < forged.length; i += 50)
+    await Promise.all(
+      forged.slice(i, i + 50).map(async (t) => expect((await call('GET', '/v1/ip', t)).status).toBe(401)),
+    );
+  expect(reviews()).toBe(first + 1200);
+  // the viewer's answer was evicted by the newer ones: asked again
+  expect((await call('GET', '/v1/ip', 't-viewer')).status).toBe(200);
+  expect(reviews()).toBe(first + 1201);
+  server.faults.clear();
+});
