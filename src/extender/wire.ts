@@ -279,8 +279,8 @@ export interface FilterResult {
 }
 
 /**
- * The filter answer, as bytes. Node objects are spliced in as pre-serialised bytes
- * (`serialisedNode`), so that echoing thousands of them back costs a copy, not a JSON.stringify.
+ * The filter answer, as bytes. Node objects are spliced in as bytes (`serialisedNode`: the request's
+ * own), so that echoing thousands of them back costs a copy, not a JSON.stringify.
  */
 export function encodeFilterResult(result: FilterResult, serialisedNode: (node: V1Node) => Buffer): Buffer {
   const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
