@@ -55,6 +55,16 @@ function valueEnd(text: Buffer, i: number): number {
   }
 }
 
+/** The key of the object member at i (unescaped), and where its value starts. */
+function memberKey(text: Buffer, i: number): { key: string; valueAt: number } {
+  const keyEnd = stringEnd(text, i);
+  const raw = text.toString('utf8', i, keyEnd);
+  const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+  const colon = skipSpace(text, keyEnd);
+  if (text[colon] !== COLON) throw new Error(`not an object member at byte ${colon}`);
+  return { key, valueAt: skipSpace(text, colon + 1) };
+}
+
 /**
  * The members of the object at `span`, as JSON.parse sees them: key (unescaped) -> the span of its
  * value. A key written twice keeps its last value, as JSON.parse does.
@@ -64,12 +74,8 @@ export function objectMembers(text: Buffer, span: Span): Map<string, Span> {
   let i = skipSpace(text, span[0] + 1);
   if (text[i] === CLOSE_OBJECT) return members;
   for (;;) {
-    const keyEnd = stringEnd(text, i);
-    const raw = text.toString('utf8', i, keyEnd);
-    const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
-    i = skipSpace(text, keyEnd);
-    if (text[i] !== COLON) throw new Error(`not an object member at byte ${i}`);
-    i = skipSpace(text, i + 1);
+    const { key, valueAt } = memberKey(text, i);
+    i = valueAt;
     const end = valueEnd(text, i);
     members.set(key, [i, end]);
     i = skipSpace(text, end);
@@ -96,4 +102,48 @@ export function arrayElements(text: Buffer, span: Span): Span[] {
 export function rootSpan(text: Buffer): Span {
   const start = skipSpace(text, 0);
   return [start, valueEnd(text, start)];
+}
+
+/**
+ * The spans of the elements of the array reached by following `path` (object keys, exactly as
+ * JSON.parse would give them) from the root, or undefined when that value is not an array. One pass
+ * over the text: what lies on the path is descended into, not skipped over first; a key written
+ * twice counts with its last value, as JSON.parse does.
+ */
+export function elementsAt(text: Buffer, path: readonly string[]): Span[] | undefined {
+  return walk(text, skipSpace(text, 0), path, 0).elements;
+}
+
+function walk(
+  text: Buffer,
+  i: number,
+  path: readonly string[],
+  depth: number,
+): { end: number; elements: Span[] | undefined } {
+  const c = text[i];
+  if (depth === path.length) {
+    if (c !== OPEN_ARRAY) return { end: valueEnd(text, i), elements: undefined };
+    const elements = arrayElements(text, [i, -1]);
+    const last = elements[elements.length - 1];
+    const end = skipSpace(text, last ? last[1] : i + 1);
+    return { end: end + 1, elements };
+  }
+  if (c !== OPEN_OBJECT) return { end: valueEnd(text, i), elements: undefined };
+  let elements: Span[] | undefined;
+  let j = skipSpace(text, i + 1);
+  if (text[j] === CLOSE_OBJECT) return { end: j + 1, elements };
+  for (;;) {
+    const { key, valueAt } = memberKey(text, j);
+    j = valueAt;
+    if (key === path[depth]) {
+      const inner = walk(text, j, path, depth + 1);
+      elements = inner.elements;
+      j = inner.end;
+    } else {
+      j = valueEnd(text, j);
+    }
+    j = skipSpace(text, j);
+    if (text[j] === CLOSE_OBJECT) return { end: j + 1, elements };
+    j = skipSpace(text, j + 1);
+  }
 }

@@ -4,7 +4,7 @@
 // Kubernetes objects inside (Pod, Node) keep their usual camelCase. One decoder per message; bad
 // input is a WireError, which the server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { type Span, arrayElements, objectMembers, rootSpan } from './json-spans.js';
+import { type Span, elementsAt } from './json-spans.js';
 
 /** A request the caller got wrong (its kind is one of src/ipam/errors.ts: the server answers 400). */
 export class WireError extends Error {
@@ -179,10 +179,7 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer): ExtenderArgs {
     if (items !== undefined && items !== null && !Array.isArray(items))
       throw new WireError('Nodes.items must be a list');
     nodes = ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
-    if (raw && Array.isArray(items)) {
-      const nodesSpan = objectMembers(raw, rootSpan(raw)).get(nodesKey!)!;
-      nodeSpans = arrayElements(raw, objectMembers(raw, nodesSpan).get(itemsKey!)!);
-    }
+    if (raw && Array.isArray(items)) nodeSpans = elementsAt(raw, [nodesKey!, itemsKey!])!;
   }
   const nodeNames = optionalStringArray(field(args, 'NodeNames'), 'NodeNames');
   if (!nodes && !nodeNames)

@@ -1,6 +1,7 @@
 // The span finder must agree with JSON.parse on every text JSON.parse accepts: the bytes it points
 // at parse to the very values JSON.parse gives, whatever the escapes, duplicates or depth.
-import { arrayElements, objectMembers, rootSpan } from '../../../src/extender/json-spans.js';
+import fc from 'fast-check';
+import { arrayElements, elementsAt, objectMembers, rootSpan } from '../../../src/extender/json-spans.js';
 
 const spansOf = (text: string) => {
   const raw = Buffer.from(text);
@@ -54,4 +55,41 @@ test('empty object and array', () => {
   const { raw, members } = spansOf('{"a":[ ],"b":{ }}');
   expect(arrayElements(raw, members.get('a')!)).toEqual([]);
   expect(objectMembers(raw, members.get('b')!).size).toBe(0);
+});
+
+describe('elementsAt: one pass to the array at a path', () => {
+  const at = (text: string, path: string[]) => {
+    const raw = Buffer.from(text);
+    return elementsAt(raw, path)?.map(([a, b]) => JSON.parse(raw.toString('utf8', a, b)) as unknown);
+  };
+
+  test('finds the elements JSON.parse finds, whatever comes before and after', () => {
+    const text =
+      '{"Pod":{"x":["]",{"y":"}"}]},"Nodes" : { "metadata":{}, "items": [ {"a":1} , [2], "3" ] },"z":null}';
+    expect(at(text, ['Nodes', 'items'])).toEqual(
+      (JSON.parse(text) as { Nodes: { items: unknown[] } }).Nodes.items,
+    );
+  });
+
+  test('a key written twice counts with its last value, at either level', () => {
+    expect(at('{"Nodes":{"items":[1]},"Nodes":{"items":[2,3]}}', ['Nodes', 'items'])).toEqual([2, 3]);
+    expect(at('{"Nodes":{"items":[1],"items":[]}}', ['Nodes', 'items'])).toEqual([]);
+    expect(at('{"Nodes":{"items":[1]},"Nodes":null}', ['Nodes', 'items'])).toBeUndefined();
+  });
+
+  test('a value on the path that is not an object or an array: undefined', () => {
+    expect(at('{"Nodes":{"items":{}}}', ['Nodes', 'items'])).toBeUndefined();
+    expect(at('{"Nodes":"items"}', ['Nodes', 'items'])).toBeUndefined();
+    expect(at('{}', ['Nodes', 'items'])).toBeUndefined();
+  });
+
+  test('random documents: the spans parse to JSON.parse’s elements', () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue()), fc.jsonValue(), fc.jsonValue(), (items, before, after) => {
+        const text = `{"before":${JSON.stringify(before)},"Nodes":{"items":${JSON.stringify(items, null, 1)}},"after":${JSON.stringify(after)}}`;
+        expect(at(text, ['Nodes', 'items'])).toEqual(JSON.parse(text).Nodes.items);
+      }),
+      { seed: 20261201, numRuns: 500 },
+    );
+  });
 });
