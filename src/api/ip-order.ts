@@ -68,3 +68,59 @@ export function sortedSlice<T>(
   }
   return heap.sort(compare).slice(start);
 }
+
+/** How many items are sorted (or ranked) between two pauses: about a millisecond of work. */
+export const RUN = 4096;
+
+/**
+ * sortedSlice for lists the event loop must not wait on (the extender shares it): runs of RUN items
+ * are cut to their first `end` in order between pauses, then merged, pausing as it goes, up to
+ * `end`. The same answer as sortedSlice for a total order.
+ */
+export async function sortedSliceSliced<T>(
+  items: readonly T[],
+  compare: (a: T, b: T) => number,
+  start: number,
+  end: number,
+  pause: () => Promise<void>,
+): Promise<T[]> {
+  end = Math.min(end, items.length);
+  if (start >= end) return [];
+  if (items.length <= RUN) return sortedSlice(items, compare, start, end);
+  const runs: T[][] = [];
+  for (let i = 0; i < items.length; i += RUN) {
+    runs.push(sortedSlice(items.slice(i, i + RUN), compare, 0, end));
+    await pause();
+  }
+  // a heap of the runs' next items, smallest on top
+  const heads = runs.map((run, r) => ({ r, i: 0, item: run[0]! }));
+  const below = (a: number, b: number) => compare(heads[a]!.item, heads[b]!.item) < 0;
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      let top = i;
+      if (l < heads.length && below(l, top)) top = l;
+      if (l + 1 < heads.length && below(l + 1, top)) top = l + 1;
+      if (top === i) return;
+      [heads[i], heads[top]] = [heads[top]!, heads[i]!];
+      i = top;
+    }
+  };
+  for (let i = (heads.length >> 1) - 1; i >= 0; i--) down(i);
+  const out: T[] = [];
+  while (out.length < end && heads.length > 0) {
+    const head = heads[0]!;
+    out.push(head.item);
+    const run = runs[head.r]!;
+    if (++head.i < run.length) {
+      head.item = run[head.i]!;
+    } else {
+      // the run is used up: its place goes to the last head
+      heads[0] = heads[heads.length - 1]!;
+      heads.pop();
+    }
+    if (heads.length > 0) down(0);
+    if (out.length % RUN === 0) await pause();
+  }
+  return out.slice(start);
+}

@@ -35,7 +35,7 @@ function judgedFromCache(deps: IPRouteDeps, a: Allocation) {
 export function ipRoutes(deps: IPRouteDeps) {
   const { allocator } = deps;
   return {
-    list(req: Request, res: Response): void {
+    async list(req: Request, res: Response): Promise<void> {
       const q = req.query;
       const filters: IPFilters = {
         keyword: text(q, 'keyword'),
@@ -45,7 +45,7 @@ export function ipRoutes(deps: IPRouteDeps) {
         namespace: text(q, 'namespace'),
         appType: text(q, 'appType'),
       };
-      const page = listIPs(
+      const page = await listIPs(
         allocator,
         filters,
         clampPage(integer(q, 'page')),

@@ -29,8 +29,8 @@ const list = (filters: Partial<IPFilters>, sort = '', page = 0, size = 100) =>
   listIPs(world(), { ...none, ...filters }, page, size, parseSort(sort));
 
 describe('selection', () => {
-  test('no filter: every configured address, free ones included, in numeric order', () => {
-    const page = list({});
+  test('no filter: every configured address, free ones included, in numeric order', async () => {
+    const page = await list({});
     expect(page.window.totalElements).toBe(22n);
     expect(ips(page).slice(0, 10)).toEqual([
       '10.0.0.2',
@@ -49,52 +49,52 @@ describe('selection', () => {
     expect(ips(page).slice(-3)).toEqual(['fd00::2', 'fd00::3', 'fd00::4']);
   });
 
-  test('keyword: substring of allocated keys only; other filters ignored', () => {
-    expect(ips(list({ keyword: 'web', namespace: 'nope' }))).toEqual(['10.0.0.9', '10.0.0.10']);
-    expect(ips(list({ keyword: 'api' }))).toEqual(['10.0.0.3', 'fd00::3']);
+  test('keyword: substring of allocated keys only; other filters ignored', async () => {
+    expect(ips(await list({ keyword: 'web', namespace: 'nope' }))).toEqual(['10.0.0.9', '10.0.0.10']);
+    expect(ips(await list({ keyword: 'api' }))).toEqual(['10.0.0.3', 'fd00::3']);
   });
 
-  test('poolName alone: the whole pool, parked and in use (namespace ignored, as galaxy)', () => {
-    expect(ips(list({ poolName: 'p1' }))).toEqual(['10.0.0.4', '10.0.0.5']);
-    expect(ips(list({ poolName: 'p1', namespace: 'other' }))).toEqual(['10.0.0.4', '10.0.0.5']);
+  test('poolName alone: the whole pool, parked and in use (namespace ignored, as galaxy)', async () => {
+    expect(ips(await list({ poolName: 'p1' }))).toEqual(['10.0.0.4', '10.0.0.5']);
+    expect(ips(await list({ poolName: 'p1', namespace: 'other' }))).toEqual(['10.0.0.4', '10.0.0.5']);
   });
 
-  test('namespace + appName: the app by its exact prefix, appType defaulting to statefulset', () => {
-    expect(ips(list({ namespace: 'ns1', appName: 'web' }))).toEqual(['10.0.0.9', '10.0.0.10']);
-    expect(ips(list({ namespace: 'ns2', appName: 'api' }))).toEqual([]);
-    expect(ips(list({ namespace: 'ns2', appName: 'api', appType: 'deployment' }))).toEqual([
+  test('namespace + appName: the app by its exact prefix, appType defaulting to statefulset', async () => {
+    expect(ips(await list({ namespace: 'ns1', appName: 'web' }))).toEqual(['10.0.0.9', '10.0.0.10']);
+    expect(ips(await list({ namespace: 'ns2', appName: 'api' }))).toEqual([]);
+    expect(ips(await list({ namespace: 'ns2', appName: 'api', appType: 'deployment' }))).toEqual([
       '10.0.0.3',
       'fd00::3',
     ]);
-    expect(ips(list({ namespace: 'ns2', appName: 'ap', appType: 'deployment' }))).toEqual([]);
-    expect(ips(list({ namespace: 'ns1', appName: 'front', appType: 'Deployment', poolName: 'p1' }))).toEqual([
-      '10.0.0.4',
-    ]);
+    expect(ips(await list({ namespace: 'ns2', appName: 'ap', appType: 'deployment' }))).toEqual([]);
+    expect(
+      ips(await list({ namespace: 'ns1', appName: 'front', appType: 'Deployment', poolName: 'p1' })),
+    ).toEqual(['10.0.0.4']);
   });
 
-  test('podName matches the exact key: web-1 is not web-10 (galaxy matched the prefix)', () => {
-    expect(ips(list({ namespace: 'ns1', appName: 'web', podName: 'web-1' }))).toEqual(['10.0.0.10']);
-    expect(ips(list({ namespace: 'ns1', appName: 'web', podName: 'web-10' }))).toEqual(['10.0.0.9']);
+  test('podName matches the exact key: web-1 is not web-10 (galaxy matched the prefix)', async () => {
+    expect(ips(await list({ namespace: 'ns1', appName: 'web', podName: 'web-1' }))).toEqual(['10.0.0.10']);
+    expect(ips(await list({ namespace: 'ns1', appName: 'web', podName: 'web-10' }))).toEqual(['10.0.0.9']);
   });
 
-  test('namespace alone: every IP whose key names it (galaxy: nothing)', () => {
-    expect(ips(list({ namespace: 'ns1' }))).toEqual(['10.0.0.4', '10.0.0.6', '10.0.0.9', '10.0.0.10']);
-    expect(ips(list({ namespace: 'ns1', appType: 'statefulset' }))).toEqual(['10.0.0.9', '10.0.0.10']);
-    expect(ips(list({ namespace: 'ns2' }))).toEqual(['10.0.0.3', 'fd00::3']);
+  test('namespace alone: every IP whose key names it (galaxy: nothing)', async () => {
+    expect(ips(await list({ namespace: 'ns1' }))).toEqual(['10.0.0.4', '10.0.0.6', '10.0.0.9', '10.0.0.10']);
+    expect(ips(await list({ namespace: 'ns1', appType: 'statefulset' }))).toEqual(['10.0.0.9', '10.0.0.10']);
+    expect(ips(await list({ namespace: 'ns2' }))).toEqual(['10.0.0.3', 'fd00::3']);
   });
 
-  test('appName alone: that app in every namespace (galaxy: nothing)', () => {
-    expect(ips(list({ appName: 'game' }))).toEqual(['10.0.0.6']);
-    expect(ips(list({ appName: 'game', appType: 'tapp' }))).toEqual(['10.0.0.6']);
-    expect(ips(list({ appName: 'game', appType: 'statefulset' }))).toEqual([]);
+  test('appName alone: that app in every namespace (galaxy: nothing)', async () => {
+    expect(ips(await list({ appName: 'game' }))).toEqual(['10.0.0.6']);
+    expect(ips(await list({ appName: 'game', appType: 'tapp' }))).toEqual(['10.0.0.6']);
+    expect(ips(await list({ appName: 'game', appType: 'statefulset' }))).toEqual([]);
   });
 
-  test('podName alone: that pod in any namespace (galaxy: every IP)', () => {
-    expect(ips(list({ podName: 'web-1' }))).toEqual(['10.0.0.10']);
+  test('podName alone: that pod in any namespace (galaxy: every IP)', async () => {
+    expect(ips(await list({ podName: 'web-1' }))).toEqual(['10.0.0.10']);
   });
 
-  test('appType alone: that kind only (galaxy: every IP)', () => {
-    expect(ips(list({ appType: 'deployment' }))).toEqual(['10.0.0.3', '10.0.0.4', 'fd00::3']);
+  test('appType alone: that kind only (galaxy: every IP)', async () => {
+    expect(ips(await list({ appType: 'deployment' }))).toEqual(['10.0.0.3', '10.0.0.4', 'fd00::3']);
   });
 });
 
@@ -117,8 +117,8 @@ describe('sort', () => {
   });
 
   const keyword = '_'; // every allocation
-  test('ip desc is numeric', () => {
-    expect(ips(list({ keyword }, 'ip desc'))).toEqual([
+  test('ip desc is numeric', async () => {
+    expect(ips(await list({ keyword }, 'ip desc'))).toEqual([
       'fd00::3',
       '10.0.0.10',
       '10.0.0.9',
@@ -129,8 +129,8 @@ describe('sort', () => {
     ]);
   });
 
-  test('namespace asc and desc, ties to the lower IP', () => {
-    expect(ips(list({ keyword }, 'namespace'))).toEqual([
+  test('namespace asc and desc, ties to the lower IP', async () => {
+    expect(ips(await list({ keyword }, 'namespace'))).toEqual([
       '10.0.0.5', // pool__p1_: no namespace
       '10.0.0.4',
       '10.0.0.6',
@@ -139,7 +139,7 @@ describe('sort', () => {
       '10.0.0.3',
       'fd00::3',
     ]);
-    expect(ips(list({ keyword }, 'namespace desc'))).toEqual([
+    expect(ips(await list({ keyword }, 'namespace desc'))).toEqual([
       '10.0.0.3',
       'fd00::3',
       '10.0.0.4',
@@ -150,8 +150,8 @@ describe('sort', () => {
     ]);
   });
 
-  test('podname and policy', () => {
-    expect(ips(list({ keyword }, 'podname'))).toEqual([
+  test('podname and policy', async () => {
+    expect(ips(await list({ keyword }, 'podname'))).toEqual([
       '10.0.0.5',
       'fd00::3',
       '10.0.0.3',
@@ -160,7 +160,7 @@ describe('sort', () => {
       '10.0.0.10',
       '10.0.0.9',
     ]);
-    expect(ips(list({ keyword }, 'policy desc'))).toEqual([
+    expect(ips(await list({ keyword }, 'policy desc'))).toEqual([
       '10.0.0.3',
       '10.0.0.4',
       '10.0.0.5',
@@ -171,15 +171,15 @@ describe('sort', () => {
     ]);
   });
 
-  test('the unfiltered list sorted by a field: empty values (free addresses) first when ascending', () => {
-    const all = (sort: string, page = 0, size = 100) =>
-      ips(listIPs(world(), none, page, size, parseSort(sort)));
-    const asc = all('namespace');
+  test('the unfiltered list sorted by a field: empty values (free addresses) first when ascending', async () => {
+    const all = async (sort: string, page = 0, size = 100) =>
+      ips(await listIPs(world(), none, page, size, parseSort(sort)));
+    const asc = await all('namespace');
     expect(asc).toHaveLength(22);
     // free addresses and the pool's parked one, in IP order, then the rest by namespace
     expect(asc.slice(0, 4)).toEqual(['10.0.0.2', '10.0.0.5', '10.0.0.7', '10.0.0.8']);
     expect(asc.slice(-6)).toEqual(['10.0.0.4', '10.0.0.6', '10.0.0.9', '10.0.0.10', '10.0.0.3', 'fd00::3']);
-    const desc = all('namespace desc');
+    const desc = await all('namespace desc');
     expect(desc.slice(0, 6)).toEqual([
       '10.0.0.3',
       'fd00::3',
@@ -192,14 +192,20 @@ describe('sort', () => {
     // pages agree with the whole
     for (const size of [1, 4, 7]) {
       const paged: string[] = [];
-      for (let page = 0; page * size < 22; page++) paged.push(...all('namespace desc', page, size));
+      for (let page = 0; page * size < 22; page++) paged.push(...(await all('namespace desc', page, size)));
       expect(paged).toEqual(desc);
     }
-    expect(all('policy').slice(-5)).toEqual(['10.0.0.10', '10.0.0.3', '10.0.0.4', '10.0.0.5', 'fd00::3']);
+    expect((await all('policy')).slice(-5)).toEqual([
+      '10.0.0.10',
+      '10.0.0.3',
+      '10.0.0.4',
+      '10.0.0.5',
+      'fd00::3',
+    ]);
   });
 });
 
-test('100,000 allocations: a page of the unfiltered list and of a filter that selects them all', () => {
+test('100,000 allocations: a page of the unfiltered list and of a filter that selects them all', async () => {
   const big = parsePoolConfig([
     {
       nodeSubnets: ['10.0.1.0/24'],
@@ -212,16 +218,18 @@ test('100,000 allocations: a page of the unfiltered list and of a filter that se
   for (let i = 0; i < 100_000; i++) {
     a.allocate({ key: `sts_ns${i % 100}_app_app-${i}`, nodeSubnet: '10.0.1.0/24', attrs: attrs() });
   }
-  const timed = (what: () => IPPage) => {
+  const timed = async (what: () => Promise<IPPage>) => {
     const t0 = performance.now();
-    const page = what();
+    const page = await what();
     return { page, ms: performance.now() - t0 };
   };
-  const unfiltered = timed(() => listIPs(a, none, 500, 10, parseSort('')));
+  const unfiltered = await timed(() => listIPs(a, none, 500, 10, parseSort('')));
   expect(ips(unfiltered.page)[0]).toBe('10.1.19.136');
-  const everyKey = timed(() => listIPs(a, { ...none, keyword: 'app' }, 0, 10, parseSort('ip desc')));
+  const everyKey = await timed(() => listIPs(a, { ...none, keyword: 'app' }, 0, 10, parseSort('ip desc')));
   expect(everyKey.page.window.totalElements).toBe(100_000n);
-  const byNamespace = timed(() => listIPs(a, { ...none, namespace: 'ns7' }, 3, 10, parseSort('podname')));
+  const byNamespace = await timed(() =>
+    listIPs(a, { ...none, namespace: 'ns7' }, 3, 10, parseSort('podname')),
+  );
   expect(byNamespace.page.window.totalElements).toBe(1000n);
   // generous bounds: they catch an accidental quadratic, not a slow machine
   expect(unfiltered.ms).toBeLessThan(50);

@@ -1,5 +1,5 @@
 import { AddressSpace } from '../../../src/api/address-space.js';
-import { compareOrders, ipOrder, sortedSlice } from '../../../src/api/ip-order.js';
+import { RUN, compareOrders, ipOrder, sortedSlice, sortedSliceSliced } from '../../../src/api/ip-order.js';
 import { type Allocation, parsePoolConfig } from '../../../src/ipam/index.js';
 
 test('IPs order numerically, IPv4 before IPv6', () => {
@@ -30,6 +30,27 @@ describe('sortedSlice', () => {
     expect(sortedSlice(items, (a, b) => a - b, start, end)).toEqual(
       [...items].sort((a, b) => a - b).slice(start, end),
     );
+  });
+});
+
+describe('sortedSliceSliced: the same answer, in pieces the event loop can breathe between', () => {
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  test.each([
+    [RUN - 1, 0, 10],
+    [RUN * 3 + 5, 0, 10],
+    [RUN * 3 + 5, 5000, 5010],
+    [RUN * 3 + 5, RUN * 3, RUN * 3 + 5],
+    [RUN * 3 + 5, 0, RUN * 3 + 5],
+    [RUN * 2, 100, RUN + 100],
+  ])('of %p items, [%p, %p) equals the full sort', async (n, start, end) => {
+    // a total order, as the list's comparator is (ties go to the lower address)
+    const items = Array.from({ length: n }, (_, i) => ({ v: Math.floor(random() * 50), i }));
+    const compare = (a: { v: number; i: number }, b: { v: number; i: number }) => a.v - b.v || a.i - b.i;
+    let pauses = 0;
+    const got = await sortedSliceSliced(items, compare, start, end, async () => void pauses++);
+    expect(got).toEqual([...items].sort(compare).slice(start, end));
+    if (n > RUN) expect(pauses).toBeGreaterThanOrEqual(Math.ceil(n / RUN));
   });
 });
 
