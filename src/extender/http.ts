@@ -177,9 +177,10 @@ export function extenderApp(
     let bytes = result.nodeNames ? encoded.get(result) : undefined;
     if (!bytes) {
       // passing Nodes are echoed as the very bytes the caller sent, never another request's
-      const spans = new Map(args.nodes?.map((node, i) => [node, args.nodeSpans![i]!]));
+      const spans = result.nodes?.length ? args.nodeSpans!() : [];
+      const where = new Map(args.nodes?.map((node, i) => [node, spans[i]!]));
       bytes = encodeFilterResult(result, (node) => {
-        const [from, to] = spans.get(node)!;
+        const [from, to] = where.get(node)!;
         return raw.subarray(from, to);
       });
       if (result.nodeNames) encoded.set(result, bytes);

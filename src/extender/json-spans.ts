@@ -65,29 +65,10 @@ function memberKey(text: Buffer, i: number): { key: string; valueAt: number } {
   return { key, valueAt: skipSpace(text, colon + 1) };
 }
 
-/**
- * The members of the object at `span`, as JSON.parse sees them: key (unescaped) -> the span of its
- * value. A key written twice keeps its last value, as JSON.parse does.
- */
-export function objectMembers(text: Buffer, span: Span): Map<string, Span> {
-  const members = new Map<string, Span>();
-  let i = skipSpace(text, span[0] + 1);
-  if (text[i] === CLOSE_OBJECT) return members;
-  for (;;) {
-    const { key, valueAt } = memberKey(text, i);
-    i = valueAt;
-    const end = valueEnd(text, i);
-    members.set(key, [i, end]);
-    i = skipSpace(text, end);
-    if (text[i] === CLOSE_OBJECT) return members;
-    i = skipSpace(text, i + 1); // the comma
-  }
-}
-
-/** The spans of the elements of the array at `span`, in order. */
-export function arrayElements(text: Buffer, span: Span): Span[] {
+/** The spans of the elements of the array whose `[` is at `start`, in order. */
+function arrayElements(text: Buffer, start: number): Span[] {
   const elements: Span[] = [];
-  let i = skipSpace(text, span[0] + 1);
+  let i = skipSpace(text, start + 1);
   if (text[i] === CLOSE_ARRAY) return elements;
   for (;;) {
     const end = valueEnd(text, i);
@@ -96,12 +77,6 @@ export function arrayElements(text: Buffer, span: Span): Span[] {
     if (text[i] === CLOSE_ARRAY) return elements;
     i = skipSpace(text, i + 1);
   }
-}
-
-/** The span of the whole text's value. */
-export function rootSpan(text: Buffer): Span {
-  const start = skipSpace(text, 0);
-  return [start, valueEnd(text, start)];
 }
 
 /**
@@ -123,7 +98,7 @@ function walk(
   const c = text[i];
   if (depth === path.length) {
     if (c !== OPEN_ARRAY) return { end: valueEnd(text, i), elements: undefined };
-    const elements = arrayElements(text, [i, -1]);
+    const elements = arrayElements(text, i);
     const last = elements[elements.length - 1];
     const end = skipSpace(text, last ? last[1] : i + 1);
     return { end: end + 1, elements };

@@ -155,8 +155,11 @@ export interface ExtenderArgs {
   readonly pod: V1Pod;
   /** Full Node objects (nodeCacheCapable: false), decoded. */
   readonly nodes?: V1Node[];
-  /** Where each of `nodes` is in the request text, when it was given: its answer echoes those bytes. */
-  readonly nodeSpans?: Span[];
+  /**
+   * Where each of `nodes` is in the request text, when it was given: its answer echoes those bytes.
+   * Found when first asked (one scan of the text): an answer with no node passing needs none.
+   */
+  readonly nodeSpans?: () => Span[];
   /** Node names only (nodeCacheCapable: true). */
   readonly nodeNames?: string[];
 }
@@ -171,7 +174,7 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer): ExtenderArgs {
   const nodesKey = keyOf(args, 'Nodes');
   const nodesField = nodesKey === undefined ? undefined : args[nodesKey];
   let nodes: V1Node[] | undefined;
-  let nodeSpans: Span[] | undefined;
+  let nodeSpans: (() => Span[]) | undefined;
   if (nodesField !== undefined && nodesField !== null) {
     const list = asObject(nodesField, 'Nodes');
     const itemsKey = keyOf(list, 'items');
@@ -179,7 +182,10 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer): ExtenderArgs {
     if (items !== undefined && items !== null && !Array.isArray(items))
       throw new WireError('Nodes.items must be a list');
     nodes = ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
-    if (raw && Array.isArray(items)) nodeSpans = elementsAt(raw, [nodesKey!, itemsKey!])!;
+    if (raw && Array.isArray(items)) {
+      let found: Span[] | undefined;
+      nodeSpans = () => (found ??= elementsAt(raw, [nodesKey!, itemsKey!])!);
+    }
   }
   const nodeNames = optionalStringArray(field(args, 'NodeNames'), 'NodeNames');
   if (!nodes && !nodeNames)

@@ -78,7 +78,7 @@ test('full Nodes: their places in the request text are found, under any spelling
   const raw = Buffer.from(text);
   const args = decodeExtenderArgs(JSON.parse(text), raw);
   expect(args.nodes!.map((n) => n.metadata!.name)).toEqual(['a', 'b']);
-  expect(args.nodeSpans!.map(([a, b]) => raw.toString('utf8', a, b))).toEqual([
+  expect(args.nodeSpans!().map(([a, b]) => raw.toString('utf8', a, b))).toEqual([
     '{"metadata":{"name":"a"},"z":[[[]]]}',
     '{"metadata":{"name":"b"}}',
   ]);
