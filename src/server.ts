@@ -258,7 +258,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
         },
         validateResponses: options.validateApiResponses ?? false,
-        released: (key) => void requeue.released(key),
+        released: (key) => {
+          metrics.releases.inc({ action: 'release', cause: 'rest' });
+          void requeue.released(key);
+        },
         ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
       }),
       options.bind,

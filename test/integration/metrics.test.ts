@@ -113,3 +113,15 @@ test('E8-6 the extender’s latency, failures and galaxy’s schedule latency ar
     await world.stop();
   }
 });
+
+test('E8-5b a release through the REST API is counted too, with cause rest', async () => {
+  const world = await World.start({ config: CONFIG });
+  try {
+    await world.floatip.store.allocateIP('10.0.100.10', 'pool__p1_', { policy: 2, nodeName: '', podUid: '' });
+    const { status } = await world.rest('POST', '/v1/ip', { ips: [{ ip: '10.0.100.10', poolName: 'p1' }] });
+    expect(status).toBe(200);
+    expect(value(await scrape(world), 'floatip_releases_total{action="release",cause="rest"}')).toBe(1);
+  } finally {
+    await world.stop();
+  }
+});
