@@ -28,12 +28,7 @@ export interface Releasability {
 export type PodState = V1Pod | undefined | 'unknown';
 
 /** The namespace and name of the pod a key names, if it names one. */
-export function podOf(key: string): { namespace: string; name: string } | undefined {
-  const parsed = AllocationKey.parse(key);
-  return parsed.podName && parsed.namespace
-    ? { namespace: parsed.namespace, name: parsed.podName }
-    : undefined;
-}
+export const podOf = (key: string) => AllocationKey.parse(key).pod;
 
 /** Judges an allocation, given the state of the pod its key names (ignored when it names none). */
 export function judge(allocation: Allocation | undefined, pod: PodState): Releasability {

@@ -112,6 +112,11 @@ export class AllocationKey {
     return this.pool ? `${POOL_KEY_PREFIX}${this.pool}_${this.appPrefix}` : this.appPrefix;
   }
 
+  /** The pod the key names, if it names one (a parked key names none). */
+  get pod(): { readonly namespace: string; readonly name: string } | undefined {
+    return this.podName && this.namespace ? { namespace: this.namespace, name: this.podName } : undefined;
+  }
+
   /** The REST API's `appType`: `deployment`, `statefulset`, or the prefix without its `_`. */
   get appType(): string {
     return appTypeName(this.typePrefix);

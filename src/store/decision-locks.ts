@@ -20,9 +20,7 @@ export class DecisionLocks {
 
   /** Runs `work` under the lock of the pod a key names, or of the app or pool for a parked key. */
   forKey<T>(key: string, work: () => Promise<T> | T): Promise<T> {
-    const parsed = AllocationKey.parse(key);
-    return parsed.podName && parsed.namespace
-      ? this.pod(parsed.namespace, parsed.podName, work)
-      : this.app(key, work);
+    const pod = AllocationKey.parse(key).pod;
+    return pod ? this.pod(pod.namespace, pod.name, work) : this.app(key, work);
   }
 }

@@ -113,6 +113,16 @@ describe('parsing keys (docs/galaxy.md#parsing-a-key-parsekey)', () => {
   });
 });
 
+test.each([
+  ['sts_ns1_web_web-0', { namespace: 'ns1', name: 'web-0' }],
+  ['pool__p1_dp_ns1_app_app-x-y', { namespace: 'ns1', name: 'app-x-y' }],
+  ['dp_ns1_app_', undefined],
+  ['pool__p1_', undefined],
+  ['hello', undefined],
+])('the pod key %s names: %j', (text, pod) => {
+  expect(AllocationKey.parse(text).pod).toEqual(pod);
+});
+
 describe('keys from parts (docs/galaxy.md#keys-from-parts-newkeyobj, the REST API)', () => {
   test.each<[[string, string, string, string, string], string]>([
     [['sts_', '', '', '', 'rami'], 'pool__rami_'],
