@@ -31,6 +31,7 @@ import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.j
 import { DecisionLocks } from './store/decision-locks.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
 import { PoolStore } from './store/pool-store.js';
+import { judge, webhookApp } from './webhook/index.js';
 
 export interface FloatipOptions {
   readonly kubeConfig: KubeConfig;
@@ -48,6 +49,8 @@ export interface FloatipOptions {
   readonly apiAuth?: 'none' | 'kubernetes';
   /** Serve both ports over TLS with this certificate and key (PEM). */
   readonly tls?: { readonly cert: string; readonly key: string };
+  /** The validating admission webhook over HTTPS on its own port (0 picks a free one); off without it. */
+  readonly webhook?: { readonly port: number; readonly cert: string; readonly key: string };
   /** Check the REST API's answers against its OpenAPI document (tests). */
   readonly validateApiResponses?: boolean;
   readonly log: Logger;
@@ -64,6 +67,8 @@ export interface FloatipOptions {
 export interface Floatip {
   readonly extenderUrl: string;
   readonly apiUrl: string;
+  /** The admission webhook's base URL (POST /validate), when it is on. */
+  readonly webhookUrl: string | undefined;
   readonly allocator: Allocator;
   readonly store: FloatingIPStore;
   readonly cluster: ClusterCache;
@@ -108,9 +113,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
 
   const events = new KubeEventRecorder(kubeConfig, log);
   const allocator = new Allocator();
-  const metrics = new Metrics({ allocator, isLeader });
   const nodes = new NodeFacts(allocator);
   const config = new PoolConfigSource(options.galaxy, allocator, log, events);
+  const metrics = new Metrics({ allocator, isLeader, configRefused: () => config.refused });
   // the scheduler is answered by the leader only, and only once a configuration is in force
   const notServingBecause = (): string | undefined => {
     if (shuttingDown) return 'this replica is shutting down';
@@ -164,6 +169,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         observer: {
           released: (_a, action, cause) => metrics.releases.inc({ action: action.kind, cause }),
           leakFound: () => metrics.leaks.inc(),
+          resynced: (outcome) => metrics.resyncs.inc({ outcome }),
           retried: () => metrics.writeRetries.inc({ what: 'release-job' }),
           settled: (namespace, name) => void requeue.settled(namespace, name),
           appChanged: (key) => void requeue.appChanged(key),
@@ -276,9 +282,26 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     stops.push(() => close(api));
     const apiUrl = urlOf(options.bind, api, options.tls);
     log.info({ url: apiUrl }, 'REST API listening');
+    // last, so that it judges with the FloatingIP objects restored and the configuration read
+    let webhookUrl: string | undefined;
+    if (options.webhook) {
+      const { port, cert, key } = options.webhook;
+      const deps = { settings: options.galaxy, allocator, poolNamespace: options.poolNamespace };
+      const hook = await listen(
+        'the admission webhook port (--webhook-port)',
+        webhookApp((request) => judge(deps, request), log),
+        options.bind,
+        port,
+        { cert, key },
+      );
+      stops.push(() => close(hook));
+      webhookUrl = urlOf(options.bind, hook, true);
+      log.info({ url: webhookUrl }, 'admission webhook listening');
+    }
     return {
       extenderUrl,
       apiUrl,
+      webhookUrl,
       allocator,
       store,
       cluster,

@@ -36,6 +36,9 @@ export interface ServeFlags {
   apiAuth: 'none' | 'kubernetes';
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
+  webhookPort: number | undefined;
+  webhookCertFile: string;
+  webhookKeyFile: string;
 }
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -206,6 +209,20 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
     .addOption(
       env(new Option('--tls-private-key-file <file>', 'the TLS certificate’s private key (PEM)').default('')),
     )
+    .addOption(
+      env(
+        new Option(
+          '--webhook-port <port>',
+          'serve the validating admission webhook (POST /validate) over HTTPS on this port; off when not given',
+        ).argParser(port),
+      ),
+    )
+    .addOption(
+      env(new Option('--webhook-cert-file <file>', 'the webhook’s TLS certificate (PEM)').default('')),
+    )
+    .addOption(
+      env(new Option('--webhook-key-file <file>', 'the webhook certificate’s private key (PEM)').default('')),
+    )
     .action((flags: ServeFlags) => run(flags));
 }
 
@@ -252,6 +269,26 @@ function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string } } {
   };
 }
 
+function webhookOf(flags: ServeFlags): { webhook?: { port: number; cert: string; key: string } } {
+  if (flags.webhookPort === undefined) {
+    if (flags.webhookCertFile || flags.webhookKeyFile)
+      throw new Error('--webhook-cert-file and --webhook-key-file need --webhook-port');
+    return {};
+  }
+  if (!flags.webhookCertFile || !flags.webhookKeyFile) {
+    throw new Error(
+      '--webhook-port needs --webhook-cert-file and --webhook-key-file (the API server calls webhooks over HTTPS only)',
+    );
+  }
+  return {
+    webhook: {
+      port: flags.webhookPort,
+      cert: readFileSync(flags.webhookCertFile, 'utf8'),
+      key: readFileSync(flags.webhookKeyFile, 'utf8'),
+    },
+  };
+}
+
 export async function serve(flags: ServeFlags): Promise<void> {
   const log = createLogger(flags.logLevel);
   const galaxy: GalaxyConfig = flags.config ? await loadGalaxyConfigFile(flags.config) : GALAXY_DEFAULTS;
@@ -287,6 +324,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
       parkedIpTtlMs: flags.parkedIpTtl,
       apiAuth: flags.apiAuth,
       ...tlsOf(flags),
+      ...webhookOf(flags),
       ...(flags.leaderElect
         ? {
             leaderElection: {

@@ -26,13 +26,16 @@ export class Leaks {
   ) {}
 
   /** One pass over every allocation: acts on second sightings (and proven ones), remembers the first. */
-  async sweep(): Promise<void> {
+  /** Returns how many allocations could not be checked (a resync that checks nothing is failing). */
+  async sweep(): Promise<number> {
     const seen = new Set<string>();
+    let unchecked = 0;
     for (const allocation of [...this.deps.store.allocator.all()]) {
       try {
         const suspect = await this.check(allocation);
         if (suspect) seen.add(suspect);
       } catch (err) {
+        unchecked++;
         this.deps.log.warn(
           { ip: allocation.ip, key: allocation.key, err: (err as Error).message },
           'resync: could not check',
@@ -40,6 +43,7 @@ export class Leaks {
       }
     }
     this.suspects = seen;
+    return unchecked;
   }
 
   /** Returns the leak's identity when the allocation's pod is not running (and acts on a second sighting). */

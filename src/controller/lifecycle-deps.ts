@@ -21,6 +21,8 @@ export interface LifecycleObserver {
   /** An address released, parked or kept, and why. */
   released?(allocation: Allocation, action: ReleaseAction, cause: ReleaseCause): void;
   leakFound?(allocation: Allocation, reason: string): void;
+  /** A resync pass ended: every allocation checked (success), or not (failure). */
+  resynced?(outcome: 'success' | 'failure'): void;
   /** A release job tried again. */
   retried?(): void;
   /**

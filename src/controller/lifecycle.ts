@@ -128,8 +128,16 @@ export class Lifecycle {
   }
 
   private async resyncPass(): Promise<void> {
-    await this.leaks.sweep();
-    await this.adoption.sweep(this.deps.cluster.pods.list().filter((pod) => this.wants(pod)));
-    await this.ttl.expire();
+    let unchecked: number;
+    try {
+      unchecked = await this.leaks.sweep();
+      await this.adoption.sweep(this.deps.cluster.pods.list().filter((pod) => this.wants(pod)));
+      await this.ttl.expire();
+    } catch (err) {
+      this.deps.observer?.resynced?.('failure');
+      throw err;
+    }
+    // a pass that could not check some allocations missed their leaks: counted as failing
+    this.deps.observer?.resynced?.(unchecked === 0 ? 'success' : 'failure');
   }
 }

@@ -6,12 +6,40 @@
 // `notReadyBecause` says why, for /readyz.
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import type { GalaxyConfig } from '../config/galaxy-config.js';
-import { type Allocator, InvalidConfigError, type PoolConfig, parsePoolConfig } from '../ipam/index.js';
+import {
+  type Allocator,
+  type ConfigProblem,
+  InvalidConfigError,
+  type PoolConfig,
+  parsePoolConfig,
+} from '../ipam/index.js';
 import type { EventRecorder, InvolvedObject } from '../kube/events.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
 
 export type ConfigListener = (config: PoolConfig) => void;
+
+/** A ConfigMap's verdict: its configuration, or the problem the watcher's Event and the webhook name. */
+export type ConfigMapJudgement =
+  | { readonly ok: true; readonly text: string; readonly config: PoolConfig }
+  | { readonly ok: false; readonly problem: string; readonly problems?: readonly ConfigProblem[] };
+
+/**
+ * The one judgement of a `floatingip-config` ConfigMap, shared by the watcher (which refuses with
+ * an Event) and the admission webhook (which refuses the write): the same rules, the same words.
+ */
+export function judgeConfigMap(settings: GalaxyConfig, cm: Pick<V1ConfigMap, 'data'>): ConfigMapJudgement {
+  const { configMapName: name, configMapNamespace: namespace, floatingipKey: key } = settings;
+  const text = cm.data?.[key];
+  if (typeof text !== 'string')
+    return { ok: false, problem: `configmap ${name}_${namespace} doesn't have a key ${key}` };
+  try {
+    return { ok: true, text, config: parsePoolConfig(text) };
+  } catch (err) {
+    if (!(err instanceof InvalidConfigError)) throw err;
+    return { ok: false, problem: err.message, problems: err.problems };
+  }
+}
 
 /** How many addresses an Event names before it says "and N more". */
 const NAMED = 20;
@@ -23,6 +51,8 @@ export class PoolConfigSource {
   private lastApplied: string | undefined;
   /** Why no configuration is in force yet. */
   private missing = 'the floating IP configuration has not been read yet';
+  /** Why the ConfigMap's latest version was refused; undefined when it is the one in force. */
+  private refusedBecause: string | undefined;
 
   constructor(
     private readonly settings: GalaxyConfig,
@@ -44,6 +74,11 @@ export class PoolConfigSource {
   /** Why floatip cannot serve yet for want of a configuration; undefined once one is in force. */
   get notReadyBecause(): string | undefined {
     return this.configured ? undefined : this.missing;
+  }
+
+  /** Whether the ConfigMap's latest version was refused (the last valid one, if any, stays in force). */
+  get refused(): boolean {
+    return this.refusedBecause !== undefined;
   }
 
   private get where(): string {
@@ -113,21 +148,15 @@ export class PoolConfigSource {
   }
 
   private onConfigMap(cm: V1ConfigMap): void {
-    const { configMapName: name, configMapNamespace: namespace, floatingipKey: key } = this.settings;
-    const text = cm.data?.[key];
-    if (text === undefined) {
-      this.refuse(cm, `configmap ${name}_${namespace} doesn't have a key ${key}`);
+    const judged = judgeConfigMap(this.settings, cm);
+    if (!judged.ok) {
+      this.refusedBecause = judged.problem;
+      this.refuse(cm, judged.problem, judged.problems ? { problems: judged.problems } : {});
       return;
     }
+    this.refusedBecause = undefined;
+    const { text, config } = judged;
     if (text === this.lastApplied) return;
-    let config: PoolConfig;
-    try {
-      config = parsePoolConfig(text);
-    } catch (err) {
-      if (!(err instanceof InvalidConfigError)) throw err;
-      this.refuse(cm, err.message, { problems: err.problems });
-      return;
-    }
     const orphaned = this.apply(config, `ConfigMap ${this.where}`);
     this.lastApplied = text;
     const excluded = this.excludedCount();

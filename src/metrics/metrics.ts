@@ -14,6 +14,8 @@ export interface QueueState {
 export interface MetricSources {
   readonly allocator: Allocator;
   readonly isLeader?: () => boolean;
+  /** Whether the ConfigMap's latest version was refused (the last valid one stays in force). */
+  readonly configRefused?: () => boolean;
 }
 
 export class Metrics {
@@ -73,6 +75,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly resyncs = new Counter({
+    name: 'floatip_resyncs_total',
+    help: 'Resync passes, by outcome: failure when some allocation could not be checked (its leak is missed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry });
     const { allocator } = sources;
@@ -121,6 +130,14 @@ export class Metrics {
       help: 'Age of the oldest waiting release job',
       registers: [this.registry],
       collect: () => oldest.set((this.queue?.oldestAgeMs ?? 0) / 1000),
+    });
+    new Gauge({
+      name: 'floatip_config_refused',
+      help: '1 while the floatingip-config ConfigMap as written is refused (invalid; the last valid configuration, if any, stays in force), 0 otherwise',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.configRefused?.() === true ? 1 : 0);
+      },
     });
     new Gauge({
       name: 'floatip_leader',

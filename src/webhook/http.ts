@@ -1,0 +1,111 @@
+// The webhook's HTTP side (served over HTTPS by the composition root): POST /validate takes an
+// AdmissionReview and answers one; GET /healthz. A review that is not one (bad JSON, wrong version,
+// a field missing) is a 400 naming what is wrong, so the API server logs why and applies the
+// webhook's failurePolicy; it is never answered "allowed" by default.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Logger } from '../log.js';
+import {
+  type AdmissionRequest,
+  BadReviewError,
+  type Verdict,
+  admissionResponse,
+  decodeAdmissionReview,
+} from './admission-review.js';
+
+/** A review carries the object and the old one; a ConfigMap is at most 1 MiB, so 8 MiB is plenty. */
+export const MAX_REVIEW_BYTES = 8 * 1024 * 1024;
+
+class TooLarge extends Error {}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_REVIEW_BYTES) {
+        reject(new TooLarge());
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+export function webhookApp(judge: (req: AdmissionRequest) => Verdict, log: Logger): RequestListener {
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') {
+      send(res, req.method === 'GET' ? 200 : 405, req.method === 'GET' ? 'ok\n' : 'method not allowed\n');
+      return;
+    }
+    if (path !== '/validate') {
+      send(res, 404, `not found: ${path}; the webhook answers POST /validate\n`);
+      return;
+    }
+    if (req.method !== 'POST') {
+      send(res, 405, 'method not allowed: POST an AdmissionReview to /validate\n');
+      return;
+    }
+    void (async () => {
+      let request: AdmissionRequest;
+      try {
+        const type = req.headers['content-type'] ?? '';
+        if (!/^application\/json\b/i.test(type)) {
+          send(
+            res,
+            415,
+            `unsupported media type ${JSON.stringify(type)}: an AdmissionReview is application/json\n`,
+          );
+          req.resume();
+          return;
+        }
+        const text = await readBody(req);
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch (err) {
+          throw new BadReviewError(`not JSON: ${(err as Error).message}`);
+        }
+        request = decodeAdmissionReview(body);
+        const verdict = judge(request);
+        const who = {
+          kind: request.kind.kind,
+          namespace: request.namespace,
+          name: request.name,
+          op: request.operation,
+        };
+        if (!verdict.allowed) log.info({ ...who, reason: verdict.message }, 'admission refused');
+        else if (verdict.warnings?.length)
+          log.info({ ...who, warnings: verdict.warnings }, 'admission allowed with warnings');
+        send(res, 200, admissionResponse(request.uid, verdict));
+      } catch (err) {
+        if (err instanceof TooLarge) {
+          send(
+            res,
+            413,
+            `request entity too large: an AdmissionReview is at most ${MAX_REVIEW_BYTES} bytes\n`,
+          );
+        } else if (err instanceof BadReviewError) {
+          log.warn({ err: err.message }, 'malformed admission review');
+          send(res, 400, `bad request: ${err.message}\n`);
+        } else {
+          log.error({ err: (err as Error).message }, 'admission review failed');
+          send(res, 500, `server error: ${(err as Error).message}\n`);
+        }
+      }
+    })();
+  };
+}

@@ -1,0 +1,132 @@
+// What the webhook refuses, per kind. Each judgement reuses the decoder or validator the rest of
+// floatip applies to the same object after the fact, so a write refused here is exactly one the
+// watcher or the store would have refused (or ignored) later, in the same words.
+import type { GalaxyConfig } from '../config/galaxy-config.js';
+import { judgeConfigMap } from '../controller/pool-config.js';
+import { AllocationKey, Allocator, POOL_KEY_PREFIX } from '../ipam/index.js';
+import { GROUP, fromFloatingIPObject, objectNameOf } from '../store/floating-ip-object.js';
+import { decodePool } from '../store/pool-store.js';
+import {
+  type AdmissionRequest,
+  BadReviewError,
+  type ReviewedObject,
+  type Verdict,
+} from './admission-review.js';
+
+/** On the floatingip-config ConfigMap: keep allocations a change leaves outside the configuration. */
+export const ALLOW_ORPHANS_ANNOTATION = 'floatip.io/allow-orphans';
+
+/** How many addresses a message names before it says "and N more". */
+const NAMED = 20;
+
+export interface JudgeDeps {
+  /** Which ConfigMap is the configuration, and under which key (galaxy's config file). */
+  readonly settings: GalaxyConfig;
+  /** floatip's own cache of the FloatingIP objects: what is in use, and the configuration in force. */
+  readonly allocator: Allocator;
+  /** Where Pool objects count (galaxy: kube-system); Pools elsewhere are not floatip's. */
+  readonly poolNamespace: string;
+}
+
+const ALLOW: Verdict = { allowed: true };
+const refuse = (message: string): Verdict => ({ allowed: false, message });
+
+const metadataOf = (o: ReviewedObject | undefined): Record<string, unknown> => {
+  const m = o?.metadata;
+  return typeof m === 'object' && m !== null ? (m as Record<string, unknown>) : {};
+};
+const nameOf = (req: AdmissionRequest): string => {
+  const name = metadataOf(req.object).name;
+  return typeof name === 'string' && name !== '' ? name : req.name;
+};
+
+const listed = (items: readonly string[]): string =>
+  `${items.slice(0, NAMED).join(', ')}${items.length > NAMED ? ` and ${items.length - NAMED} more` : ''}`;
+
+/** The verdict on one request; throws BadReviewError for a kind floatip does not judge. */
+export function judge(deps: JudgeDeps, req: AdmissionRequest): Verdict {
+  const { group, version, kind } = req.kind;
+  const judged =
+    group === '' && kind === 'ConfigMap'
+      ? configMap
+      : group === GROUP && kind === 'FloatingIP'
+        ? floatingIP
+        : group === GROUP && kind === 'Pool'
+          ? pool
+          : undefined;
+  if (!judged) {
+    throw new BadReviewError(
+      `floatip judges ConfigMap, FloatingIP and Pool objects, not ${group || 'core'}/${version} ${kind} (check the webhook's rules)`,
+    );
+  }
+  // deleting is never refused: floatip's caches follow deletions as they follow every change
+  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return ALLOW;
+  return judged(deps, req);
+}
+
+function configMap(deps: JudgeDeps, req: AdmissionRequest): Verdict {
+  const { settings, allocator } = deps;
+  // a static list in the config file means the ConfigMap is never read
+  if (settings.floatingips) return ALLOW;
+  if (req.namespace !== settings.configMapNamespace || nameOf(req) !== settings.configMapName) return ALLOW;
+  const judged = judgeConfigMap(settings, { data: req.object?.data as Record<string, string> | undefined });
+  if (!judged.ok) return refuse(judged.problem);
+  const proposed = new Allocator(judged.config);
+  // only addresses this change pushes out: ones already outside do not hold every later edit hostage
+  const left: string[] = [];
+  for (const a of allocator.all()) {
+    if (allocator.isConfigured(a.ip) && !proposed.isConfigured(a.ip)) left.push(`${a.ip} (${a.key})`);
+  }
+  if (left.length === 0) return ALLOW;
+  const what = `the change leaves ${left.length} addresses in use outside the configuration: ${listed(left)}`;
+  const annotations = metadataOf(req.object).annotations as Record<string, unknown> | undefined;
+  if (annotations?.[ALLOW_ORPHANS_ANNOTATION] === 'true') {
+    return { allowed: true, warnings: [`${what}; kept as orphans (${ALLOW_ORPHANS_ANNOTATION}: "true")`] };
+  }
+  return refuse(
+    `${what}; release them first, or annotate the ConfigMap ${ALLOW_ORPHANS_ANNOTATION}="true" to keep them as orphans`,
+  );
+}
+
+/** A key floatip can act on: a pod's (`dp_ns_app_pod`), an app's parking key (`dp_ns_app_`), or a pool's (`pool__P_`). */
+function keyProblem(text: string): string | undefined {
+  const key = AllocationKey.parse(text);
+  if (key.typePrefix !== '' || (key.pool !== '' && text === `${POOL_KEY_PREFIX}${key.pool}_`))
+    return undefined;
+  return `spec.key ${JSON.stringify(text)} is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)`;
+}
+
+function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {
+  const name = nameOf(req);
+  const decoded = fromFloatingIPObject(req.object);
+  if (!decoded.ok) return refuse(`FloatingIP ${name}: ${decoded.reason}`);
+  const { ip, key, reserved } = decoded.record;
+  if (objectNameOf(ip) !== name) {
+    return refuse(`FloatingIP ${name}: the name must be the address in canonical form: ${objectNameOf(ip)}`);
+  }
+  const bad = keyProblem(key);
+  if (bad) return refuse(`FloatingIP ${name}: ${bad}`);
+  // an update of an address the configuration no longer covers is floatip keeping an orphan
+  if (req.operation === 'CREATE' && !reserved && !deps.allocator.isConfigured(ip)) {
+    return refuse(
+      `FloatingIP ${name}: ${ip} is in no range of the floating IP configuration; add it to the ConfigMap, or label the object reserved to set it aside`,
+    );
+  }
+  return ALLOW;
+}
+
+function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
+  const name = nameOf(req);
+  const decoded = decodePool({ ...req.object, metadata: { name } });
+  // the Pool store's own words for an object it would ignore
+  if (!decoded) return refuse(`Pool ${req.namespace}/${name}: size must be a whole number >= 0`);
+  if (req.namespace !== deps.poolNamespace) return ALLOW;
+  const held = deps.allocator.countByPrefix(`${POOL_KEY_PREFIX}${name}_`);
+  if (decoded.size >= held) return ALLOW;
+  return {
+    allowed: true,
+    warnings: [
+      `Pool ${req.namespace}/${name}: size ${decoded.size} is below the ${held} addresses the pool holds; none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${name} size limit of ${decoded.size})`,
+    ],
+  };
+}
