@@ -1,0 +1,342 @@
+// The admission webhook over real HTTPS, started by the composition root on the embedded API
+// server: what it refuses and in which words (the watcher's own, for the ConfigMap), what it
+// allows with a warning, and that a malformed review is a 400, never an answer.
+import { request } from 'node:https';
+import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
+import { GALAXY_DEFAULTS } from '../../src/config/galaxy-config.js';
+import { silentLogger } from '../../src/log.js';
+import { type Floatip, startFloatip } from '../../src/server.js';
+import { eventually } from './helpers.js';
+import { type WebhookCertificate, webhookCertificate } from './webhook-tls.js';
+
+const ENTRY = {
+  nodeSubnets: ['10.0.1.0/24'],
+  ips: ['10.0.100.10~10.0.100.20'],
+  subnet: '10.0.100.0/24',
+  gateway: '10.0.100.1',
+};
+
+let server: EmbeddedApiServer;
+let floatip: Floatip;
+let tls: WebhookCertificate;
+let core: CoreV1Api;
+
+beforeAll(async () => {
+  tls = webhookCertificate(['IP:127.0.0.1']);
+  server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
+  core = server.kubeConfig().makeApiClient(CoreV1Api);
+  for (const name of ['default', 'kube-system']) await core.createNamespace({ body: { metadata: { name } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'kube-system',
+    body: { metadata: { name: 'floatingip-config' }, data: { floatingips: JSON.stringify([ENTRY]) } },
+  });
+  floatip = await startFloatip({
+    kubeConfig: server.kubeConfig(),
+    galaxy: GALAXY_DEFAULTS,
+    resource: 'tke.cloud.tencent.com/eni-ip',
+    poolNamespace: 'kube-system',
+    bind: '127.0.0.1',
+    port: 0,
+    log: silentLogger(),
+    resyncIntervalMs: 0,
+    webhook: { port: 0, cert: tls.cert, key: tls.key },
+  });
+  // in use: a pod's address and two of pool p1's
+  const none = { policy: 0, nodeName: '', podUid: '' };
+  await floatip.store.allocateIP('10.0.100.10', 'NULL_default_NULL_web', none);
+  await floatip.store.allocateIP('10.0.100.11', 'pool__p1_', { ...none, policy: 2 });
+  await floatip.store.allocateIP('10.0.100.12', 'pool__p1_', { ...none, policy: 2 });
+});
+afterAll(async () => {
+  await floatip?.close();
+  await server?.close();
+});
+
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+}
+
+/** POSTs to the webhook over HTTPS, trusting only the webhook's CA (as the API server's caBundle does). */
+function post(body: string, path = '/validate', method = 'POST', type = 'application/json'): Promise<Answer> {
+  const url = new URL(path, floatip.webhookUrl);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, ca: tls.ca, headers: { 'content-type': type } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+interface Response {
+  uid: string;
+  allowed: boolean;
+  status?: { code: number; message: string };
+  warnings?: string[];
+}
+
+let uids = 0;
+async function review(
+  kind: { group: string; version: string; kind: string },
+  object: Record<string, unknown>,
+  operation = 'CREATE',
+): Promise<Response> {
+  const metadata = object.metadata as { name: string; namespace?: string };
+  const uid = `uid-${++uids}`;
+  const answer = await post(
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid, kind, operation, name: metadata.name, namespace: metadata.namespace ?? '', object },
+    }),
+  );
+  expect(answer.status).toBe(200);
+  const parsed = JSON.parse(answer.text) as { apiVersion: string; kind: string; response: Response };
+  expect(parsed).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
+  expect(parsed.response.uid).toBe(uid);
+  return parsed.response;
+}
+
+const CONFIGMAP = { group: '', version: 'v1', kind: 'ConfigMap' };
+const FIP = { group: 'galaxy.k8s.io', version: 'v1alpha1', kind: 'FloatingIP' };
+const POOL = { group: 'galaxy.k8s.io', version: 'v1alpha1', kind: 'Pool' };
+
+const configMap = (
+  floatingips: string,
+  annotations?: Record<string, string>,
+  name = 'floatingip-config',
+) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'kube-system', ...(annotations ? { annotations } : {}) },
+  data: { floatingips },
+});
+
+async function refusalEvents(): Promise<CoreV1Event[]> {
+  const list = await core.listNamespacedEvent({ namespace: 'kube-system' });
+  return list.items.filter((e) => e.reason === 'InvalidFloatingIPConfig');
+}
+
+describe('the floatingip-config ConfigMap', () => {
+  const bad: [string, string, RegExp][] = [
+    ['bad JSON', '[{"ips": ', /not JSON: Unexpected end of JSON input/],
+    [
+      'a gateway outside its subnet',
+      JSON.stringify([{ ...ENTRY, gateway: '10.0.200.1' }]),
+      /floatingips\[0\]\.gateway "10\.0\.200\.1": /,
+    ],
+    ['a bad CIDR', JSON.stringify([{ ...ENTRY, subnet: '10.0.100.0/33' }]), /floatingips\[0\]\.subnet/],
+    ['a VLAN out of range', JSON.stringify([{ ...ENTRY, vlan: 70000 }]), /floatingips\[0\]\.vlan/],
+    [
+      'overlapping ranges',
+      JSON.stringify([ENTRY, { ...ENTRY, nodeSubnets: ['10.0.2.0/24'], ips: ['10.0.100.15~10.0.100.30'] }]),
+      /overlap/,
+    ],
+  ];
+
+  test.each(bad)(
+    '%s is refused, in the words the watcher puts in its Event',
+    async (_what, text, pattern) => {
+      const verdict = await review(CONFIGMAP, configMap(text), 'UPDATE');
+      expect(verdict.allowed).toBe(false);
+      expect(verdict.status?.code).toBe(403);
+      expect(verdict.status?.message).toMatch(pattern);
+      // the same text written past the webhook (the embedded server calls none): the watcher's Event
+      const before = (await refusalEvents()).length;
+      await core.replaceNamespacedConfigMap({
+        name: 'floatingip-config',
+        namespace: 'kube-system',
+        body: configMap(text),
+      });
+      await eventually('the watcher’s refusal', async () => (await refusalEvents()).length > before);
+      const messages = (await refusalEvents()).map((e) => e.message ?? '');
+      expect(
+        messages.some((m) => m === `${verdict.status!.message}; the last valid configuration stays in force`),
+      ).toBe(true);
+    },
+  );
+
+  test('a ConfigMap without the key is refused with the watcher’s words', async () => {
+    const verdict = await review(CONFIGMAP, { ...configMap(''), data: { other: '[]' } }, 'UPDATE');
+    expect(verdict).toMatchObject({
+      allowed: false,
+      status: { message: "configmap floatingip-config_kube-system doesn't have a key floatingips" },
+    });
+  });
+
+  test('a change that leaves addresses in use outside the configuration is refused with their list', async () => {
+    const narrower = JSON.stringify([{ ...ENTRY, ips: ['10.0.100.12~10.0.100.20'] }]);
+    const verdict = await review(CONFIGMAP, configMap(narrower), 'UPDATE');
+    expect(verdict.allowed).toBe(false);
+    expect(verdict.status?.message).toBe(
+      'the change leaves 2 addresses in use outside the configuration: 10.0.100.10 (NULL_default_NULL_web), 10.0.100.11 (pool__p1_); release them first, or annotate the ConfigMap floatip.io/allow-orphans="true" to keep them as orphans',
+    );
+    const allowed = await review(
+      CONFIGMAP,
+      configMap(narrower, { 'floatip.io/allow-orphans': 'true' }),
+      'UPDATE',
+    );
+    expect(allowed.allowed).toBe(true);
+    expect(allowed.warnings).toEqual([
+      'the change leaves 2 addresses in use outside the configuration: 10.0.100.10 (NULL_default_NULL_web), 10.0.100.11 (pool__p1_); kept as orphans (floatip.io/allow-orphans: "true")',
+    ]);
+    // any other value of the annotation is no override
+    const no = await review(CONFIGMAP, configMap(narrower, { 'floatip.io/allow-orphans': 'yes' }), 'UPDATE');
+    expect(no.allowed).toBe(false);
+  });
+
+  test('a valid change passes; other ConfigMaps are not floatip’s business', async () => {
+    const wider = JSON.stringify([{ ...ENTRY, ips: ['10.0.100.10~10.0.100.50'] }]);
+    expect(await review(CONFIGMAP, configMap(wider), 'UPDATE')).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+    });
+    expect((await review(CONFIGMAP, configMap('not json', undefined, 'coredns'))).allowed).toBe(true);
+  });
+});
+
+describe('FloatingIP objects', () => {
+  const fip = (name: string, spec: Record<string, unknown>, labels?: Record<string, string>) => ({
+    apiVersion: 'galaxy.k8s.io/v1alpha1',
+    kind: 'FloatingIP',
+    metadata: { name, ...(labels ? { labels } : {}) },
+    spec: {
+      key: 'NULL_default_NULL_p9',
+      attribute: '',
+      policy: 0,
+      updateTime: '2020-01-01T00:00:00Z',
+      ...spec,
+    },
+  });
+  const refused: [string, ReturnType<typeof fip>, string][] = [
+    [
+      'a name that is no IP',
+      fip('web-1', {}),
+      'FloatingIP web-1: FloatingIP name is not an IP address: "web-1"',
+    ],
+    [
+      'a name that is not the canonical form',
+      fip('fd00-100-0-0-0-0-0-10', {}),
+      'FloatingIP fd00-100-0-0-0-0-0-10: the name must be the address in canonical form: fd00-100--10',
+    ],
+    [
+      'a key that does not parse',
+      fip('10.0.100.13', { key: 'web' }),
+      'FloatingIP 10.0.100.13: spec.key "web" is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)',
+    ],
+    [
+      'a policy out of 0-2',
+      fip('10.0.100.13', { policy: 3 }),
+      'FloatingIP 10.0.100.13: 10.0.100.13: spec.policy 3 is not 0, 1 or 2',
+    ],
+    [
+      'an address outside the configuration',
+      fip('10.0.100.99', {}),
+      'FloatingIP 10.0.100.99: 10.0.100.99 is in no range of the floating IP configuration; add it to the ConfigMap, or label the object reserved to set it aside',
+    ],
+  ];
+  test.each(refused)('%s is refused', async (_what, object, message) => {
+    const verdict = await review(FIP, object);
+    expect(verdict).toMatchObject({ allowed: false, status: { code: 403, message } });
+  });
+
+  test('good ones pass: a configured address, a reserved one outside, a pool key, an orphan kept on update', async () => {
+    expect((await review(FIP, fip('10.0.100.13', {}))).allowed).toBe(true);
+    expect((await review(FIP, fip('fd00-100--10', {}, { reserved: 'x' }))).allowed).toBe(true);
+    expect(
+      (await review(FIP, fip('10.0.100.99', { key: 'pool__p2_' }, { reserved: 'for-node' }))).allowed,
+    ).toBe(true);
+    expect((await review(FIP, fip('10.0.100.99', { key: 'dp_ns_app_' }), 'UPDATE')).allowed).toBe(true);
+  });
+});
+
+describe('Pool objects', () => {
+  const pool = (name: string, size: unknown) => ({
+    apiVersion: 'galaxy.k8s.io/v1alpha1',
+    kind: 'Pool',
+    metadata: { name, namespace: 'kube-system' },
+    size,
+  });
+  test('a negative or non-integer size is refused', async () => {
+    expect(await review(POOL, pool('p1', -1))).toMatchObject({
+      allowed: false,
+      status: { message: 'Pool kube-system/p1: size must be a whole number >= 0' },
+    });
+    expect((await review(POOL, pool('p1', 1.5))).allowed).toBe(false);
+  });
+  test('a size below the addresses the pool holds passes with a warning; enough passes without', async () => {
+    expect(await review(POOL, pool('p1', 1), 'UPDATE')).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      warnings: [
+        'Pool kube-system/p1: size 1 is below the 2 addresses the pool holds; none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool p1 size limit of 1)',
+      ],
+    });
+    expect(await review(POOL, pool('p1', 2))).toEqual({ uid: expect.any(String), allowed: true });
+  });
+});
+
+describe('a review that is not one', () => {
+  const good = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid: 'u', kind: CONFIGMAP, operation: 'CREATE', object: configMap('[]') },
+  };
+  test.each([
+    ['not JSON', '{"apiVersion":', /^bad request: not JSON: /],
+    [
+      'v1beta1',
+      JSON.stringify({ ...good, apiVersion: 'admission.k8s.io/v1beta1' }),
+      /admissionReviewVersions: \["v1"\]/,
+    ],
+    [
+      'no uid',
+      JSON.stringify({ ...good, request: { ...good.request, uid: undefined } }),
+      /request\.uid: must be a non-empty string/,
+    ],
+    [
+      'no object on CREATE',
+      JSON.stringify({ ...good, request: { ...good.request, object: null } }),
+      /request\.object: required for CREATE/,
+    ],
+    [
+      'an unknown operation',
+      JSON.stringify({ ...good, request: { ...good.request, operation: 'PATCH' } }),
+      /request\.operation: "PATCH"/,
+    ],
+    [
+      'a kind floatip does not judge',
+      JSON.stringify({
+        ...good,
+        request: { ...good.request, kind: { group: 'apps', version: 'v1', kind: 'Deployment' } },
+      }),
+      /floatip judges ConfigMap, FloatingIP and Pool objects, not apps\/v1 Deployment/,
+    ],
+  ])('%s is a 400 naming what is wrong', async (_what, body, pattern) => {
+    const answer = await post(body);
+    expect(answer.status).toBe(400);
+    expect(answer.text).toMatch(pattern);
+  });
+
+  test('other methods, paths and media types', async () => {
+    expect((await post('', '/validate', 'GET')).status).toBe(405);
+    expect((await post('', '/mutate')).status).toBe(404);
+    expect((await post('{}', '/validate', 'POST', 'text/plain')).status).toBe(415);
+    expect(await post('', '/healthz', 'GET')).toEqual({ status: 200, text: 'ok\n' });
+  });
+
+  test('the webhook speaks HTTPS only, with the certificate it was given', async () => {
+    await expect(
+      new Promise((resolve, reject) => {
+        const req = request(new URL('/healthz', floatip.webhookUrl), {}, resolve);
+        req.on('error', reject);
+        req.end();
+      }),
+    ).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+  });
+});
