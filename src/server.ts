@@ -113,9 +113,15 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
 
   const events = new KubeEventRecorder(kubeConfig, log);
   const allocator = new Allocator();
+  const pools = new PoolStore(kubeConfig, options.poolNamespace, log, guard);
   const nodes = new NodeFacts(allocator);
   const config = new PoolConfigSource(options.galaxy, allocator, log, events);
-  const metrics = new Metrics({ allocator, isLeader, configRefused: () => config.refused });
+  const metrics = new Metrics({
+    allocator,
+    isLeader,
+    configRefused: () => config.refused,
+    pools: () => pools.list(),
+  });
   // the scheduler is answered by the leader only, and only once a configuration is in force
   const notServingBecause = (): string | undefined => {
     if (shuttingDown) return 'this replica is shutting down';
@@ -146,7 +152,6 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     },
     guard,
   );
-  const pools = new PoolStore(kubeConfig, options.poolNamespace, log, guard);
   const locks = new DecisionLocks();
   const stops: (() => Promise<void>)[] = [];
   try {

@@ -2,7 +2,7 @@
 // the API port, galaxy's place). galaxy's names are kept so existing dashboards work; floatip's own
 // start with floatip_. What an alert on each means is in the README's metrics section.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Allocator } from '../ipam/index.js';
+import { type Allocator, POOL_KEY_PREFIX } from '../ipam/index.js';
 
 /** The release queue's state, as its gauges read it. */
 export interface QueueState {
@@ -16,6 +16,8 @@ export interface MetricSources {
   readonly isLeader?: () => boolean;
   /** Whether the ConfigMap's latest version was refused (the last valid one stays in force). */
   readonly configRefused?: () => boolean;
+  /** The Pool objects floatip reads (name and size). */
+  readonly pools?: () => readonly { readonly name: string; readonly size: number }[];
 }
 
 export class Metrics {
@@ -84,6 +86,8 @@ export class Metrics {
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry });
+    // both outcomes exist from the start, so "failures and no success" can be asked of a fresh replica
+    for (const outcome of ['success', 'failure']) this.resyncs.inc({ outcome }, 0);
     const { allocator } = sources;
     new Gauge({
       name: 'galaxy_ip_counter',
@@ -130,6 +134,31 @@ export class Metrics {
       help: 'Age of the oldest waiting release job',
       registers: [this.registry],
       collect: () => oldest.set((this.queue?.oldestAgeMs ?? 0) / 1000),
+    });
+    new Gauge({
+      name: 'floatip_pool_size',
+      help: 'The size of each Pool: the most addresses its pods may hold at once',
+      labelNames: ['pool'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const pool of sources.pools?.() ?? []) this.set({ pool: pool.name }, pool.size);
+      },
+    });
+    new Gauge({
+      name: 'floatip_pool_addresses',
+      help: 'Addresses each Pool holds: in-use (held by a pod, counted against the size) and parked (waiting for the next pod)',
+      labelNames: ['pool', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { name } of sources.pools?.() ?? []) {
+          const prefix = `${POOL_KEY_PREFIX}${name}_`;
+          const parked = allocator.byKey(prefix).length;
+          this.set({ pool: name, state: 'in-use' }, allocator.countByPrefix(prefix) - parked);
+          this.set({ pool: name, state: 'parked' }, parked);
+        }
+      },
     });
     new Gauge({
       name: 'floatip_config_refused',
