@@ -195,6 +195,23 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       () => cluster.stop(),
       () => workloads.stop(),
     );
+    // once the FloatingIP objects are restored and the configuration read, and before this replica
+    // may lead: its own writes of FloatingIP objects go through a webhook (failurePolicy Fail)
+    let webhookUrl: string | undefined;
+    if (options.webhook) {
+      const { port, cert, key } = options.webhook;
+      const deps = { settings: options.galaxy, allocator, poolNamespace: options.poolNamespace };
+      const hook = await listen(
+        'the admission webhook port (--webhook-port)',
+        webhookApp((request) => judge(deps, request), log),
+        options.bind,
+        port,
+        { cert, key },
+      );
+      stops.push(() => close(hook));
+      webhookUrl = urlOf(options.bind, hook, true);
+      log.info({ url: webhookUrl }, 'admission webhook listening');
+    }
     stops.push(() => lifecycle.stop());
     if (options.leaderElection) {
       const leading = new LeaderElector(
@@ -287,22 +304,6 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     stops.push(() => close(api));
     const apiUrl = urlOf(options.bind, api, options.tls);
     log.info({ url: apiUrl }, 'REST API listening');
-    // last, so that it judges with the FloatingIP objects restored and the configuration read
-    let webhookUrl: string | undefined;
-    if (options.webhook) {
-      const { port, cert, key } = options.webhook;
-      const deps = { settings: options.galaxy, allocator, poolNamespace: options.poolNamespace };
-      const hook = await listen(
-        'the admission webhook port (--webhook-port)',
-        webhookApp((request) => judge(deps, request), log),
-        options.bind,
-        port,
-        { cert, key },
-      );
-      stops.push(() => close(hook));
-      webhookUrl = urlOf(options.bind, hook, true);
-      log.info({ url: webhookUrl }, 'admission webhook listening');
-    }
     return {
       extenderUrl,
       apiUrl,
