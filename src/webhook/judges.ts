@@ -3,7 +3,7 @@
 // watcher or the store would have refused (or ignored) later, in the same words.
 import type { GalaxyConfig } from '../config/galaxy-config.js';
 import { judgeConfigMap } from '../controller/pool-config.js';
-import { AllocationKey, Allocator, POOL_KEY_PREFIX } from '../ipam/index.js';
+import { type Allocation, AllocationKey, Allocator, POOL_KEY_PREFIX, parseAddress } from '../ipam/index.js';
 import { GROUP, fromFloatingIPObject, objectNameOf } from '../store/floating-ip-object.js';
 import { decodePool } from '../store/pool-store.js';
 import {
@@ -73,11 +73,11 @@ function configMap(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   if (!judged.ok) return refuse(judged.problem);
   const proposed = new Allocator(judged.config);
   // only addresses this change pushes out: ones already outside do not hold every later edit hostage
-  const left: string[] = [];
-  for (const a of allocator.all()) {
-    if (allocator.isConfigured(a.ip) && !proposed.isConfigured(a.ip)) left.push(`${a.ip} (${a.key})`);
-  }
-  if (left.length === 0) return ALLOW;
+  const leaving: Allocation[] = [];
+  for (const a of allocator.all())
+    if (allocator.isConfigured(a.ip) && !proposed.isConfigured(a.ip)) leaving.push(a);
+  if (leaving.length === 0) return ALLOW;
+  const left = leaving.sort(byAddress).map((a) => `${a.ip} (${a.key})`);
   const what = `the change leaves ${left.length} addresses in use outside the configuration: ${listed(left)}`;
   const annotations = metadataOf(req.object).annotations as Record<string, unknown> | undefined;
   if (annotations?.[ALLOW_ORPHANS_ANNOTATION] === 'true') {
@@ -86,6 +86,13 @@ function configMap(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   return refuse(
     `${what}; release them first, or annotate the ConfigMap ${ALLOW_ORPHANS_ANNOTATION}="true" to keep them as orphans`,
   );
+}
+
+/** IPv4 before IPv6, then numerically: the order every list of addresses floatip prints is in. */
+function byAddress(a: Allocation, b: Allocation): number {
+  const x = parseAddress(a.ip);
+  const y = parseAddress(b.ip);
+  return x.family - y.family || (x.value < y.value ? -1 : x.value > y.value ? 1 : 0);
 }
 
 /** A key floatip can act on: a pod's (`dp_ns_app_pod`), an app's parking key (`dp_ns_app_`), or a pool's (`pool__P_`). */

@@ -274,7 +274,8 @@ scenario(
     expect(unrelated).toMatchObject({ code: 0, out: 'configmap/e2e-unrelated created' });
     // the labelled floatingip-config does, and passes when nobody answers (failurePolicy Ignore)
     const bad = await apply(configMap(SUITE_CONFIG.map((e, i) => (i === 0 ? { ...e, gateway: '' } : e))));
-    expect(bad).toMatchObject({ code: 0, out: 'configmap/floatingip-config configured' });
+    expect(bad.code).toBe(0);
+    expect(bad.out).toContain('configmap/floatingip-config configured');
     note(
       `webhook: with floatip stopped, an unrelated ConfigMap was created in ${unrelated.ms} ms and the floatingip-config edit went through in ${bad.ms} ms`,
     );
