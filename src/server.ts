@@ -2,7 +2,7 @@
 // in reverse. Start: CRDs -> configuration -> FloatingIP objects restored -> Pools and cluster
 // caches -> the extender listens.
 import { type RequestListener, type Server, createServer } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { restApp } from './api/index.js';
@@ -50,7 +50,7 @@ export interface FloatipOptions {
   /** Serve both ports over TLS with this certificate and key (PEM). */
   readonly tls?: { readonly cert: string; readonly key: string };
   /** The validating admission webhook over HTTPS on its own port (0 picks a free one); off without it. */
-  readonly webhook?: { readonly port: number; readonly cert: string; readonly key: string };
+  readonly webhook?: WebhookOptions;
   /** Check the REST API's answers against its OpenAPI document (tests). */
   readonly validateApiResponses?: boolean;
   readonly log: Logger;
@@ -62,6 +62,14 @@ export interface FloatipOptions {
   readonly clock?: () => number;
   /** Leader election on a Lease; without it this replica always leads. */
   readonly leaderElection?: Omit<LeaderElectorOptions, 'kubeConfig' | 'log'>;
+}
+
+export interface WebhookOptions {
+  readonly port: number;
+  /** The certificate and key (PEM), read at start and again every `reloadMs`: a renewed Secret is taken without a restart. */
+  readonly certificate: () => { readonly cert: string; readonly key: string };
+  /** Default 60 s, about how long the kubelet takes to update a mounted Secret. */
+  readonly reloadMs?: number;
 }
 
 export interface Floatip {
@@ -199,16 +207,37 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     // may lead: its own writes of FloatingIP objects go through a webhook (failurePolicy Fail)
     let webhookUrl: string | undefined;
     if (options.webhook) {
-      const { port, cert, key } = options.webhook;
+      const { port, certificate, reloadMs = 60_000 } = options.webhook;
       const deps = { settings: options.galaxy, allocator, poolNamespace: options.poolNamespace };
+      let served = certificate();
       const hook = await listen(
         'the admission webhook port (--webhook-port)',
         webhookApp((request) => judge(deps, request), log),
         options.bind,
         port,
-        { cert, key },
+        served,
       );
-      stops.push(() => close(hook));
+      // cert-manager renews the Secret in place; a certificate that cannot be read or used keeps the old one
+      const reload = setInterval(() => {
+        try {
+          const next = certificate();
+          if (next.cert === served.cert && next.key === served.key) return;
+          // listen() made it with TLS options: an https.Server
+          (hook as unknown as HttpsServer).setSecureContext(next);
+          served = next;
+          log.info('admission webhook certificate reloaded');
+        } catch (err) {
+          log.error(
+            { err: (err as Error).message },
+            'admission webhook certificate not reloaded; the previous one is served',
+          );
+        }
+      }, reloadMs);
+      reload.unref();
+      stops.push(async () => {
+        clearInterval(reload);
+        await close(hook);
+      });
       webhookUrl = urlOf(options.bind, hook, true);
       log.info({ url: webhookUrl }, 'admission webhook listening');
     }
@@ -342,7 +371,7 @@ function listen(
   app: RequestListener,
   host: string,
   port: number,
-  tls?: { cert: string; key: string },
+  tls?: { readonly cert: string; readonly key: string },
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = tls ? createHttpsServer(tls, app) : createServer(app);

@@ -10,7 +10,7 @@ import { startApiServer, type EmbeddedApiServer } from '../apiserver/index.js';
 import { GALAXY_DEFAULTS, type GalaxyConfig, loadGalaxyConfigFile } from '../config/galaxy-config.js';
 import { DEFAULT_RESOURCE } from '../pods/pod-facts.js';
 import { type LogLevel, createLogger } from '../log.js';
-import { startFloatip } from '../server.js';
+import { type WebhookOptions, startFloatip } from '../server.js';
 
 export interface ServeFlags {
   port: number;
@@ -218,7 +218,12 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
       ),
     )
     .addOption(
-      env(new Option('--webhook-cert-file <file>', 'the webhook’s TLS certificate (PEM)').default('')),
+      env(
+        new Option(
+          '--webhook-cert-file <file>',
+          'the webhook’s TLS certificate (PEM), read again every minute',
+        ).default(''),
+      ),
     )
     .addOption(
       env(new Option('--webhook-key-file <file>', 'the webhook certificate’s private key (PEM)').default('')),
@@ -269,7 +274,7 @@ function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string } } {
   };
 }
 
-function webhookOf(flags: ServeFlags): { webhook?: { port: number; cert: string; key: string } } {
+function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
   if (flags.webhookPort === undefined) {
     if (flags.webhookCertFile || flags.webhookKeyFile)
       throw new Error('--webhook-cert-file and --webhook-key-file need --webhook-port');
@@ -280,11 +285,14 @@ function webhookOf(flags: ServeFlags): { webhook?: { port: number; cert: string;
       '--webhook-port needs --webhook-cert-file and --webhook-key-file (the API server calls webhooks over HTTPS only)',
     );
   }
+  const { webhookCertFile, webhookKeyFile } = flags;
   return {
     webhook: {
       port: flags.webhookPort,
-      cert: readFileSync(flags.webhookCertFile, 'utf8'),
-      key: readFileSync(flags.webhookKeyFile, 'utf8'),
+      certificate: () => ({
+        cert: readFileSync(webhookCertFile, 'utf8'),
+        key: readFileSync(webhookKeyFile, 'utf8'),
+      }),
     },
   };
 }

@@ -20,10 +20,13 @@ const ENTRY = {
 let server: EmbeddedApiServer;
 let floatip: Floatip;
 let tls: WebhookCertificate;
+/** What floatip's webhook is given to serve (a test renews it). */
+let served: WebhookCertificate;
 let core: CoreV1Api;
 
 beforeAll(async () => {
   tls = webhookCertificate(['IP:127.0.0.1']);
+  served = tls;
   server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
   core = server.kubeConfig().makeApiClient(CoreV1Api);
   for (const name of ['default', 'kube-system']) await core.createNamespace({ body: { metadata: { name } } });
@@ -40,7 +43,7 @@ beforeAll(async () => {
     port: 0,
     log: silentLogger(),
     resyncIntervalMs: 0,
-    webhook: { port: 0, cert: tls.cert, key: tls.key },
+    webhook: { port: 0, certificate: () => served, reloadMs: 50 },
   });
   // in use: a pod's address and two of pool p1's
   const none = { policy: 0, nodeName: '', podUid: '' };
@@ -59,10 +62,16 @@ interface Answer {
 }
 
 /** POSTs to the webhook over HTTPS, trusting only the webhook's CA (as the API server's caBundle does). */
-function post(body: string, path = '/validate', method = 'POST', type = 'application/json'): Promise<Answer> {
+function post(
+  body: string,
+  path = '/validate',
+  method = 'POST',
+  type = 'application/json',
+  ca = tls.ca,
+): Promise<Answer> {
   const url = new URL(path, floatip.webhookUrl);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, ca: tls.ca, headers: { 'content-type': type } }, (res) => {
+    const req = request(url, { method, ca, agent: false, headers: { 'content-type': type } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
@@ -338,5 +347,23 @@ describe('a review that is not one', () => {
         req.end();
       }),
     ).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+  });
+});
+
+describe('the certificate', () => {
+  test('a renewed certificate is served without a restart; an unusable one leaves the old in place', async () => {
+    const renewed = webhookCertificate(['IP:127.0.0.1']);
+    // a key that is not the certificate's: refused, the current one stays
+    served = { ...renewed, key: tls.key };
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await post('', '/healthz', 'GET')).toEqual({ status: 200, text: 'ok\n' });
+    served = renewed;
+    await eventually('the renewed certificate served', () =>
+      post('', '/healthz', 'GET', 'application/json', renewed.ca).then(
+        (a) => a.status === 200,
+        () => false,
+      ),
+    );
+    await expect(post('', '/healthz', 'GET')).rejects.toThrow(/certificate|self[- ]signed|verify/i);
   });
 });
