@@ -286,6 +286,12 @@ function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
     );
   }
   const { webhookCertFile, webhookKeyFile } = flags;
+  for (const [flag, file] of [
+    ['--webhook-cert-file', webhookCertFile],
+    ['--webhook-key-file', webhookKeyFile],
+  ]) {
+    if (!existsSync(file)) throw new Error(`${flag} ${file}: no such file`);
+  }
   return {
     webhook: {
       port: flags.webhookPort,
@@ -299,6 +305,8 @@ function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
 
 export async function serve(flags: ServeFlags): Promise<void> {
   const log = createLogger(flags.logLevel);
+  // before anything listens: a bad combination of flags leaves nothing behind
+  const webhook = webhookOf(flags);
   const galaxy: GalaxyConfig = flags.config ? await loadGalaxyConfigFile(flags.config) : GALAXY_DEFAULTS;
   let embedded: EmbeddedApiServer | undefined;
   let kubeConfig = clusterOf(flags);
@@ -332,7 +340,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
       parkedIpTtlMs: flags.parkedIpTtl,
       apiAuth: flags.apiAuth,
       ...tlsOf(flags),
-      ...webhookOf(flags),
+      ...webhook,
       ...(flags.leaderElect
         ? {
             leaderElection: {

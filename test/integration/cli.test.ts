@@ -40,6 +40,9 @@ test('floatip serve --help documents every flag and its environment variable', a
     'api-auth',
     'tls-cert-file',
     'tls-private-key-file',
+    'webhook-port',
+    'webhook-cert-file',
+    'webhook-key-file',
   ]) {
     expect(stdout).toContain(`--${flag}`);
     expect(stdout.replace(/\s+/g, ' ')).toContain(`FLOATIP_${flag.toUpperCase().replace(/-/g, '_')}`);
@@ -60,6 +63,26 @@ test.each([
   [['serve', '--nope'], "error: unknown option '--nope'"],
   [['serve', '--config', '/nonexistent.json'], 'floatip: read json config: ENOENT'],
   [['serve', '--kubeconfig', '/nonexistent'], 'floatip: --kubeconfig /nonexistent: no such file'],
+  [
+    ['serve', '--webhook-port', '9443'],
+    'floatip: --webhook-port needs --webhook-cert-file and --webhook-key-file (the API server calls webhooks over HTTPS only)',
+  ],
+  [
+    ['serve', '--webhook-cert-file', '/x.crt'],
+    'floatip: --webhook-cert-file and --webhook-key-file need --webhook-port',
+  ],
+  [
+    [
+      'serve',
+      '--webhook-port',
+      '9443',
+      '--webhook-cert-file',
+      '/nonexistent.crt',
+      '--webhook-key-file',
+      '/x.key',
+    ],
+    'floatip: --webhook-cert-file /nonexistent.crt: no such file',
+  ],
 ])('%j stops with one clear line', async (args, message) => {
   const { code, stderr } = await run(...args);
   expect(code).not.toBe(0);
