@@ -286,12 +286,11 @@ function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
     );
   }
   const { webhookCertFile, webhookKeyFile } = flags;
-  for (const [flag, file] of [
+  const missing = [
     ['--webhook-cert-file', webhookCertFile],
     ['--webhook-key-file', webhookKeyFile],
-  ]) {
-    if (!existsSync(file)) throw new Error(`${flag} ${file}: no such file`);
-  }
+  ].find(([, file]) => !existsSync(file!));
+  if (missing) throw new Error(`${missing[0]} ${missing[1]}: no such file`);
   return {
     webhook: {
       port: flags.webhookPort,
