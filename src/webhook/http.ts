@@ -17,22 +17,16 @@ export const MAX_REVIEW_BYTES = 8 * 1024 * 1024;
 
 class TooLarge extends Error {}
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_REVIEW_BYTES) {
-        reject(new TooLarge());
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+/** The body as text; a body past the limit (a chunked one: no length said up front) cuts the connection. */
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_REVIEW_BYTES) throw new TooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -72,6 +66,7 @@ export function webhookApp(judge: (req: AdmissionRequest) => Verdict, log: Logge
           req.resume();
           return;
         }
+        if (Number(req.headers['content-length'] ?? 0) > MAX_REVIEW_BYTES) throw new TooLarge();
         const text = await readBody(req);
         let body: unknown;
         try {
@@ -93,6 +88,8 @@ export function webhookApp(judge: (req: AdmissionRequest) => Verdict, log: Logge
         send(res, 200, admissionResponse(request.uid, verdict));
       } catch (err) {
         if (err instanceof TooLarge) {
+          res.setHeader('connection', 'close');
+          req.resume();
           send(
             res,
             413,

@@ -336,6 +336,11 @@ describe('a review that is not one', () => {
     expect((await post('', '/validate', 'GET')).status).toBe(405);
     expect((await post('', '/mutate')).status).toBe(404);
     expect((await post('{}', '/validate', 'POST', 'text/plain')).status).toBe(415);
+    const large = await post(' '.repeat(8 * 1024 * 1024 + 1));
+    expect(large).toEqual({
+      status: 413,
+      text: 'request entity too large: an AdmissionReview is at most 8388608 bytes\n',
+    });
     expect(await post('', '/healthz', 'GET')).toEqual({ status: 200, text: 'ok\n' });
   });
 
