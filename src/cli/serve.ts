@@ -36,6 +36,10 @@ export interface ServeFlags {
   apiAuth: 'none' | 'kubernetes';
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
+  extenderClientCaFile: string;
+  healthPort: number | undefined;
+  advertiseAddress: string;
+  shutdownDelay: number;
 }
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -206,6 +210,40 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
     .addOption(
       env(new Option('--tls-private-key-file <file>', 'the TLS certificate’s private key (PEM)').default('')),
     )
+    .addOption(
+      env(
+        new Option(
+          '--extender-client-ca-file <file>',
+          'the extender port refuses, in the TLS handshake, clients without a certificate signed by this CA (PEM; needs --tls-cert-file)',
+        ).default(''),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--health-port <port>',
+          'a plain-HTTP port with /healthz and /readyz only, for probes that carry no client certificate',
+        ).argParser(port),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--advertise-address <url>',
+          'where the other replicas reach this one while it leads, published on the Lease (default: the pod IP from $POD_IP and --port)',
+        ).default(''),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--shutdown-delay <duration>',
+          'after SIGTERM, answer /readyz 503 this long, still serving, before handing the Lease on',
+        )
+          .default(0, '0')
+          .argParser(parseDuration),
+      ),
+    )
     .action((flags: ServeFlags) => run(flags));
 }
 
@@ -239,7 +277,10 @@ function clusterOf(flags: ServeFlags): KubeConfig | undefined {
   return kc;
 }
 
-function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string } } {
+function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string }; extenderClientCa?: string } {
+  if (flags.extenderClientCaFile && !flags.tlsCertFile) {
+    throw new Error('--extender-client-ca-file needs --tls-cert-file and --tls-private-key-file');
+  }
   if (!flags.tlsCertFile && !flags.tlsPrivateKeyFile) return {};
   if (!flags.tlsCertFile || !flags.tlsPrivateKeyFile) {
     throw new Error('--tls-cert-file and --tls-private-key-file go together');
@@ -249,7 +290,24 @@ function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string } } {
       cert: readFileSync(flags.tlsCertFile, 'utf8'),
       key: readFileSync(flags.tlsPrivateKeyFile, 'utf8'),
     },
+    ...(flags.extenderClientCaFile
+      ? { extenderClientCa: readFileSync(flags.extenderClientCaFile, 'utf8') }
+      : {}),
   };
+}
+
+/** What this replica publishes on the Lease: the flag, else the pod IP (downward API) and the port. */
+function advertiseAddressOf(flags: ServeFlags): { advertiseAddress?: string } {
+  if (flags.advertiseAddress) {
+    if (!/^https?:\/\//.test(flags.advertiseAddress)) {
+      throw new Error(`--advertise-address ${flags.advertiseAddress}: must be an http:// or https:// URL`);
+    }
+    return { advertiseAddress: flags.advertiseAddress };
+  }
+  const podIp = process.env.POD_IP;
+  if (!podIp) return {};
+  const host = podIp.includes(':') ? `[${podIp}]` : podIp;
+  return { advertiseAddress: `${flags.tlsCertFile ? 'https' : 'http'}://${host}:${flags.port}` };
 }
 
 export async function serve(flags: ServeFlags): Promise<void> {
@@ -287,6 +345,9 @@ export async function serve(flags: ServeFlags): Promise<void> {
       parkedIpTtlMs: flags.parkedIpTtl,
       apiAuth: flags.apiAuth,
       ...tlsOf(flags),
+      ...advertiseAddressOf(flags),
+      ...(flags.healthPort !== undefined ? { healthPort: flags.healthPort } : {}),
+      shutdownDelayMs: flags.shutdownDelay,
       ...(flags.leaderElect
         ? {
             leaderElection: {
