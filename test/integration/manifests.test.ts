@@ -48,7 +48,13 @@ test('the example configuration is valid, and the scheduler config names the ext
     const config = parse(scheduler.data[key]);
     expect(config.kind).toBe('KubeSchedulerConfiguration');
     expect(config.extenders[0]).toMatchObject({
-      urlPrefix: 'http://floatip.kube-system.svc:9040/v1',
+      urlPrefix: 'https://floatip.kube-system.svc:9040/v1',
+      enableHTTPS: true,
+      tlsConfig: {
+        certFile: '/etc/floatip/tls/scheduler.crt',
+        keyFile: '/etc/floatip/tls/scheduler.key',
+        caFile: '/etc/floatip/tls/ca.crt',
+      },
       filterVerb: 'filter',
       prioritizeVerb: 'prioritize',
       preemptVerb: 'preempt',
