@@ -7,18 +7,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
-import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
-import { GALAXY_DEFAULTS } from '../../src/config/galaxy-config.js';
-import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
-import { silentLogger } from '../../src/log.js';
-import { type Floatip, startFloatip } from '../../src/server.js';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import type { Floatip } from '../../src/server.js';
 import { eventually } from './helpers.js';
+import { type HaCluster, startHaCluster } from './replicas.js';
 
-const LEASE = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
 let dir: string;
 const pem = (name: string) => readFileSync(join(dir, name), 'utf8');
 let other: { cert: string; key: string };
+let cluster: HaCluster;
 let server: EmbeddedApiServer;
 let core: CoreV1Api;
 let replicas: Floatip[] = [];
@@ -36,28 +34,8 @@ beforeAll(() => {
 afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
 
 beforeEach(async () => {
-  server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
-  core = server.kubeConfig().makeApiClient(CoreV1Api);
-  for (const name of ['kube-system', 'ns1']) await core.createNamespace({ body: { metadata: { name } } });
-  await core.createNamespacedConfigMap({
-    namespace: 'kube-system',
-    body: {
-      metadata: { name: 'floatingip-config' },
-      data: {
-        floatingips: JSON.stringify([
-          {
-            nodeSubnets: ['10.0.1.0/24'],
-            ips: ['10.0.100.10~10.0.100.20'],
-            subnet: '10.0.100.0/24',
-            gateway: '10.0.100.1',
-          },
-        ]),
-      },
-    },
-  });
-  await core.createNode({
-    body: { metadata: { name: 'a1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.1.11' }] } },
-  });
+  cluster = await startHaCluster();
+  ({ server, core } = cluster);
 });
 afterEach(async () => {
   await Promise.all(replicas.map((r) => r.close()));
@@ -65,22 +43,12 @@ afterEach(async () => {
   await server.close();
 });
 
-function replica(identity: string): Promise<Floatip> {
-  return startFloatip({
-    kubeConfig: server.kubeConfig(),
-    galaxy: GALAXY_DEFAULTS,
-    resource: DEFAULT_RESOURCE,
-    poolNamespace: 'kube-system',
-    bind: '127.0.0.1',
-    port: 0,
+const replica = (identity: string) =>
+  cluster.replica(identity, {
     healthPort: 0,
-    log: silentLogger(),
-    resyncIntervalMs: 0,
     tls: { cert: pem('floatip.crt'), key: pem('floatip.key') },
     extenderClientCa: pem('ca.crt'),
-    leaderElection: { namespace: 'kube-system', name: 'galaxy-ipam', identity, ...LEASE },
   });
-}
 
 /** One POST over TLS as `client` (no certificate when undefined): the answer, or how the connection failed. */
 function post(
@@ -137,16 +105,7 @@ test('a follower forwards a bind to the leader over the same mutual TLS', async 
     'the follower to know the leader',
     async () => follower.elector!.leaderAddress() !== undefined,
   );
-  const pod = await core.createNamespacedPod({
-    namespace: 'ns1',
-    body: {
-      metadata: { name: 'p1' },
-      spec: {
-        containers: [{ name: 'c', image: 'pause', resources: { requests: { [DEFAULT_RESOURCE]: '1' } } }],
-      },
-    },
-  });
-  await eventually('both to see the pod', async () => replicas.every((r) => r.cluster.pods.get('ns1', 'p1')));
+  const pod = await cluster.pod('p1', replicas);
   const bound = await post(
     `${follower.extenderUrl}/v1/bind`,
     { PodName: 'p1', PodNamespace: 'ns1', PodUID: pod.metadata!.uid, Node: 'a1' },
@@ -164,15 +123,5 @@ test('a client CA without a serving certificate is refused at start', async () =
   );
 });
 
-function replicaWithoutCert(): Promise<Floatip> {
-  return startFloatip({
-    kubeConfig: server.kubeConfig(),
-    galaxy: GALAXY_DEFAULTS,
-    resource: DEFAULT_RESOURCE,
-    poolNamespace: 'kube-system',
-    bind: '127.0.0.1',
-    port: 0,
-    log: silentLogger(),
-    extenderClientCa: pem('ca.crt'),
-  });
-}
+const replicaWithoutCert = () =>
+  cluster.replica('r1', { leaderElection: undefined, extenderClientCa: pem('ca.crt') });
