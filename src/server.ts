@@ -240,6 +240,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
             },
             decides: serving,
             leaderAddress: () => elector?.leaderAddress(),
+            refresh: async () => elector?.refreshLeader(),
           },
           {
             ...(forwardTls ? { tls: forwardTls } : {}),

@@ -16,6 +16,8 @@ export interface LeaderView {
   decides(): boolean;
   /** The address the leader published on the Lease (a URL), if one is known. */
   leaderAddress(): string | undefined;
+  /** Reads the Lease afresh (after a failed attempt: the leadership may have moved). */
+  refresh?(): Promise<void>;
 }
 
 /** The client side of the extender port's mutual TLS: this replica's certificate, and the CA it trusts. */
@@ -59,6 +61,9 @@ export class LeaderForward {
   private readonly deadlineMs: number;
   private readonly retryMs: number;
   private readonly agents: { http: HttpAgent; https: HttpsAgent };
+  /** One Lease read shared by every call waiting for a leader, at most one per retry period. */
+  private refreshing: Promise<void> | undefined;
+  private refreshedAt = 0;
 
   constructor(
     private readonly view: LeaderView,
@@ -113,6 +118,7 @@ export class LeaderForward {
       }
       if (Date.now() + this.retryMs >= deadline) break;
       await new Promise((resolve) => setTimeout(resolve, this.retryMs));
+      await this.refresh();
     }
     return {
       status: 503,
@@ -120,6 +126,17 @@ export class LeaderForward {
         `no leader decided this ${verb} within ${this.deadlineMs} ms (${why}); the scheduler retries the pod`,
       ),
     };
+  }
+
+  private refresh(): Promise<void> {
+    if (!this.view.refresh) return Promise.resolve();
+    if (!this.refreshing && Date.now() - this.refreshedAt >= this.retryMs) {
+      this.refreshing = this.view.refresh().finally(() => {
+        this.refreshedAt = Date.now();
+        this.refreshing = undefined;
+      });
+    }
+    return this.refreshing ?? Promise.resolve();
   }
 
   close(): void {

@@ -118,6 +118,20 @@ export class LeaderElector {
     return this.observedLeader === undefined ? undefined : this.observedAddress;
   }
 
+  /**
+   * Reads the Lease once, outside the loop (a stopped elector too), so that `leader()` and
+   * `leaderAddress()` say who leads now: a caller waiting on a leader change need not wait for the
+   * loop's next read. A failed read changes nothing.
+   */
+  async refreshLeader(): Promise<void> {
+    if (this.isLeader()) return;
+    try {
+      this.observe(await this.api.read(), this.clock.now());
+    } catch {
+      // the loop's next read, or the caller's next try
+    }
+  }
+
   /** Starts trying to acquire the Lease; a replica that loses it becomes a candidate again. */
   start(): void {
     if (this.stopping)

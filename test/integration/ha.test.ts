@@ -194,3 +194,21 @@ test('E8-6 no leader within the forwarding deadline: a clear per-pod error, and 
   expect(await placed('p1')).toEqual({ node: undefined, ip: undefined });
   server.faults.clear();
 });
+
+test('E8-7 a bind that reaches the leader while it shuts down is relayed to the next leader', async () => {
+  await Promise.all(replicas.map((r) => r.close()));
+  replicas = await Promise.all(['s1', 's2'].map((id) => cluster.replica(id, { shutdownDelayMs: 300 })));
+  const [leader, follower] = await leaderAndFollower();
+  const p = await pod('p1');
+  const closing = leader.close(); // not ready at once; hands the Lease on after 300 ms
+  await new Promise((r) => setTimeout(r, 50));
+  expect(await ready(leader)).toBe(503);
+  const start = Date.now();
+  expect(await bind(leader, 'p1', p.metadata!.uid!)).toEqual({ status: 200, error: '' });
+  expect(Date.now() - start).toBeLessThan(LEASE.leaseDurationMs);
+  await closing;
+  replicas = [follower];
+  expect(follower.isLeader()).toBe(true);
+  expect(await placed('p1')).toEqual({ node: 'a1', ip: '10.0.100.10/24' });
+  expect(follower.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p1');
+});

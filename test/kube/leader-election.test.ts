@@ -145,7 +145,7 @@ test('the leader publishes its address on the Lease; followers read it; a releas
 });
 
 test('candidates starting together never both lead', async () => {
-  const all = ['r1', 'r2', 'r3', 'r4'].map(candidate);
+  const all = ['r1', 'r2', 'r3', 'r4'].map((id) => candidate(id));
   for (const c of all) c.elector.start();
   await waitFor('a leader', () => leaders().length > 0);
   for (let i = 0; i < 30; i++) {
