@@ -13,7 +13,9 @@ import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue, putAsidePods } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
 import { Binder } from './extender/bind.js';
-import { InFlight, extenderApp } from './extender/http.js';
+import express from 'express';
+import { InFlight, extenderApp, healthRoutes } from './extender/http.js';
+import { LeaderForward } from './extender/leader-forward.js';
 import { NodeFacts } from './extender/node-subnets.js';
 import { SchedulingQueries } from './extender/queries.js';
 import { Allocator } from './ipam/index.js';
@@ -51,6 +53,19 @@ export interface FloatipOptions {
   readonly tls?: { readonly cert: string; readonly key: string };
   /** The validating admission webhook over HTTPS on its own port (0 picks a free one); off without it. */
   readonly webhook?: WebhookOptions;
+  /**
+   * The extender port asks every client for a certificate signed by this CA (PEM) and refuses the
+   * others in the TLS handshake; followers present `tls` to the leader with it. Needs `tls`.
+   */
+  readonly extenderClientCa?: string;
+  /** A plain-HTTP port with /healthz and /readyz only (kubelet's probes carry no client certificate). */
+  readonly healthPort?: number;
+  /** Published on the Lease: where followers reach this replica when it leads (default: its extender URL). */
+  readonly advertiseAddress?: string;
+  /** How long a follower waits for a leader to decide a forwarded bind or preempt (default 8 s). */
+  readonly forwardDeadlineMs?: number;
+  /** After SIGTERM, /readyz answers 503 this long while everything else still answers (default 0). */
+  readonly shutdownDelayMs?: number;
   /** Check the REST API's answers against its OpenAPI document (tests). */
   readonly validateApiResponses?: boolean;
   readonly log: Logger;
@@ -77,6 +92,8 @@ export interface Floatip {
   readonly apiUrl: string;
   /** The admission webhook's base URL (POST /validate), when it is on. */
   readonly webhookUrl: string | undefined;
+  /** The plain health port's URL, when one was asked for. */
+  readonly healthUrl: string | undefined;
   readonly allocator: Allocator;
   readonly store: FloatingIPStore;
   readonly cluster: ClusterCache;
@@ -110,7 +127,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       'cloud provider hooks are not supported; ignored',
     );
   }
-  // every replica keeps its caches warm; only the leader answers the scheduler and writes
+  if (options.extenderClientCa !== undefined && !options.tls) {
+    throw new Error('a client CA for the extender port needs its serving certificate and key');
+  }
+  // every replica keeps its caches warm and answers the scheduler; only the leader decides and writes
   let elector: LeaderElector | undefined;
   const isLeader = () => elector?.isLeader() ?? true;
   const guard = () => {
@@ -130,12 +150,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     configRefused: () => config.refused,
     pools: () => pools.list(),
   });
-  // the scheduler is answered by the leader only, and only once a configuration is in force
-  const notServingBecause = (): string | undefined => {
-    if (shuttingDown) return 'this replica is shutting down';
-    if (!isLeader()) return 'this replica is a follower';
-    return config.notReadyBecause;
-  };
+  // the scheduler is answered by every replica once a configuration is in force
+  const notServingBecause = (): string | undefined => config.notReadyBecause;
+  const notReadyBecause = () => (shuttingDown ? 'this replica is shutting down' : undefined);
   config.onChange(() => nodes.clearSubnets());
   const cluster = new ClusterCache(kubeConfig, log);
   cluster.nodes.on('add', (node) => nodes.observe(node));
@@ -144,7 +161,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   const world = new ClusterWorld(kubeConfig, cluster, guard);
   const requeue = new Requeue((...args) => world.annotatePod(...args), log, {
     putAside: () => putAsidePods(cluster.pods.list(), options.resource),
-    serving: () => notServingBecause() === undefined,
+    serving: () => serving() && notServingBecause() === undefined,
     counted: (why, pods) => metrics.requeued.inc({ why }, pods),
   });
   // a configuration that arrives late (or changes) may let pods put aside meanwhile go on
@@ -162,6 +179,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   );
   const locks = new DecisionLocks();
   const stops: (() => Promise<void>)[] = [];
+  let healthUrl: string | undefined;
   try {
     await config.start(kubeConfig);
     stops.push(() => config.stop());
@@ -242,23 +260,6 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       log.info({ url: webhookUrl }, 'admission webhook listening');
     }
     stops.push(() => lifecycle.stop());
-    if (options.leaderElection) {
-      const leading = new LeaderElector(
-        { kubeConfig, ...options.leaderElection, log },
-        {
-          onStartedLeading: () => {
-            lifecycle.start();
-            requeue.maybeStartedServing();
-          },
-          onStoppedLeading: () => void lifecycle.pause(),
-        },
-      );
-      elector = leading;
-      leading.start();
-      stops.push(() => leading.stop({ release: true }));
-    } else {
-      lifecycle.start();
-    }
     const verbs = {
       queries: new SchedulingQueries(allocator, nodes, world, workloads, log, options.resource, requeue),
       binder: new Binder(
@@ -274,6 +275,36 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       ),
     };
     const inFlight = new InFlight();
+    // binds this replica decides: a shutdown waits for them before it hands the Lease on
+    const deciding = new InFlight();
+    const bind = async (...args: Parameters<Binder['bind']>) => {
+      deciding.enter();
+      try {
+        return await verbs.binder.bind(...args);
+      } finally {
+        deciding.leave();
+      }
+    };
+    const forwardTls =
+      options.tls && options.extenderClientCa !== undefined
+        ? { ...options.tls, ca: options.extenderClientCa }
+        : undefined;
+    const forward = options.leaderElection
+      ? new LeaderForward(
+          {
+            get identity() {
+              return elector?.identity ?? '';
+            },
+            decides: serving,
+            leaderAddress: () => elector?.leaderAddress(),
+            refresh: async () => elector?.refreshLeader(),
+          },
+          {
+            ...(forwardTls ? { tls: forwardTls } : {}),
+            ...(options.forwardDeadlineMs !== undefined ? { deadlineMs: options.forwardDeadlineMs } : {}),
+          },
+        )
+      : undefined;
     const server = await listen(
       'the scheduler extender port (--port)',
       extenderApp(
@@ -281,24 +312,82 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           filter: (...args) => verbs.queries.filter(...args),
           prioritize: (...args) => verbs.queries.prioritize(...args),
           preempt: (...args) => verbs.queries.preempt(...args),
-          bind: (...args) => verbs.binder.bind(...args),
+          bind,
         },
         log,
-        { notServingBecause, metrics, onServe: () => requeue.called() },
+        {
+          notServingBecause,
+          notReadyBecause,
+          metrics,
+          onServe: () => requeue.called(),
+          ...(forward ? { route: (...args) => forward.route(...args) } : {}),
+        },
         inFlight,
       ),
       options.bind,
       options.port,
-      options.tls,
+      options.tls && {
+        ...options.tls,
+        ...(options.extenderClientCa !== undefined
+          ? { ca: options.extenderClientCa, requestCert: true, rejectUnauthorized: true }
+          : {}),
+      },
     );
-    // stop taking binds, finish those in flight, then close
+    // SIGTERM: not ready (callers go elsewhere), decide nothing new (forwarded instead), finish the
+    // binds being decided, hand the Lease on, then relay what is still in flight and close
     stops.push(async () => {
       shuttingDown = true;
+      if (options.shutdownDelayMs) await new Promise((r) => setTimeout(r, options.shutdownDelayMs));
+      await deciding.drained();
+      await elector?.stop({ release: true });
       await inFlight.drained();
       await close(server);
+      forward?.close();
     });
     const extenderUrl = urlOf(options.bind, server, options.tls);
-    log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
+    log.info(
+      {
+        clientCertificates: options.extenderClientCa !== undefined,
+        url: extenderUrl,
+        leaderElection: options.leaderElection !== undefined,
+      },
+      'scheduler extender listening',
+    );
+    if (options.healthPort !== undefined) {
+      const health = express();
+      health.disable('x-powered-by');
+      healthRoutes(health, () => notServingBecause() ?? notReadyBecause());
+      const healthServer = await listen(
+        'the health port (--health-port)',
+        health,
+        options.bind,
+        options.healthPort,
+      );
+      stops.push(() => close(healthServer));
+      healthUrl = urlOf(options.bind, healthServer);
+    }
+    if (options.leaderElection) {
+      const leading = new LeaderElector(
+        {
+          kubeConfig,
+          address: options.advertiseAddress ?? extenderUrl,
+          ...options.leaderElection,
+          log,
+        },
+        {
+          onStartedLeading: () => {
+            lifecycle.start();
+            requeue.maybeStartedServing();
+          },
+          onStoppedLeading: () => void lifecycle.pause(),
+        },
+      );
+      elector = leading;
+      // stopped (the Lease handed on) by the extender's own stop above, once its binds are done
+      leading.start();
+    } else {
+      lifecycle.start();
+    }
     requeue.startedListening();
     const api = await listen(
       'the REST API port (--api-port)',
@@ -337,6 +426,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       extenderUrl,
       apiUrl,
       webhookUrl,
+      healthUrl,
       allocator,
       store,
       cluster,

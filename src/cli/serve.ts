@@ -39,6 +39,10 @@ export interface ServeFlags {
   webhookPort: number | undefined;
   webhookCertFile: string;
   webhookKeyFile: string;
+  extenderClientCaFile: string;
+  healthPort: number | undefined;
+  advertiseAddress: string;
+  shutdownDelay: number;
 }
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -212,6 +216,40 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
     .addOption(
       env(
         new Option(
+          '--extender-client-ca-file <file>',
+          'the extender port refuses, in the TLS handshake, clients without a certificate signed by this CA (PEM; needs --tls-cert-file)',
+        ).default(''),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--health-port <port>',
+          'a plain-HTTP port with /healthz and /readyz only, for probes that carry no client certificate',
+        ).argParser(port),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--advertise-address <url>',
+          'where the other replicas reach this one while it leads, published on the Lease (default: the pod IP from $POD_IP and --port)',
+        ).default(''),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
+          '--shutdown-delay <duration>',
+          'after SIGTERM, answer /readyz 503 this long, still serving, before handing the Lease on',
+        )
+          .default(0, '0')
+          .argParser(parseDuration),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
           '--webhook-port <port>',
           'serve the validating admission webhook (POST /validate) over HTTPS on this port; off when not given',
         ).argParser(port),
@@ -261,7 +299,10 @@ function clusterOf(flags: ServeFlags): KubeConfig | undefined {
   return kc;
 }
 
-function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string } } {
+function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string }; extenderClientCa?: string } {
+  if (flags.extenderClientCaFile && !flags.tlsCertFile) {
+    throw new Error('--extender-client-ca-file needs --tls-cert-file and --tls-private-key-file');
+  }
   if (!flags.tlsCertFile && !flags.tlsPrivateKeyFile) return {};
   if (!flags.tlsCertFile || !flags.tlsPrivateKeyFile) {
     throw new Error('--tls-cert-file and --tls-private-key-file go together');
@@ -271,6 +312,9 @@ function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string } } {
       cert: readFileSync(flags.tlsCertFile, 'utf8'),
       key: readFileSync(flags.tlsPrivateKeyFile, 'utf8'),
     },
+    ...(flags.extenderClientCaFile
+      ? { extenderClientCa: readFileSync(flags.extenderClientCaFile, 'utf8') }
+      : {}),
   };
 }
 
@@ -300,6 +344,20 @@ function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
       }),
     },
   };
+}
+
+/** What this replica publishes on the Lease: the flag, else the pod IP (downward API) and the port. */
+function advertiseAddressOf(flags: ServeFlags): { advertiseAddress?: string } {
+  if (flags.advertiseAddress) {
+    if (!/^https?:\/\//.test(flags.advertiseAddress)) {
+      throw new Error(`--advertise-address ${flags.advertiseAddress}: must be an http:// or https:// URL`);
+    }
+    return { advertiseAddress: flags.advertiseAddress };
+  }
+  const podIp = process.env.POD_IP;
+  if (!podIp) return {};
+  const host = podIp.includes(':') ? `[${podIp}]` : podIp;
+  return { advertiseAddress: `${flags.tlsCertFile ? 'https' : 'http'}://${host}:${flags.port}` };
 }
 
 export async function serve(flags: ServeFlags): Promise<void> {
@@ -340,6 +398,9 @@ export async function serve(flags: ServeFlags): Promise<void> {
       apiAuth: flags.apiAuth,
       ...tlsOf(flags),
       ...webhook,
+      ...advertiseAddressOf(flags),
+      ...(flags.healthPort !== undefined ? { healthPort: flags.healthPort } : {}),
+      shutdownDelayMs: flags.shutdownDelay,
       ...(flags.leaderElect
         ? {
             leaderElection: {

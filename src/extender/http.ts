@@ -1,5 +1,6 @@
 // The extender's HTTP face (docs/galaxy.md#scheduler-extender, port 9040): kube-scheduler's four verbs, galaxy's health check,
-// and readiness (= this replica answers the scheduler). Each handler decodes its message with the
+// and readiness (= this replica answers the scheduler; every replica does, bind and preempt by way of
+// the leader: leader-forward.ts). Each handler decodes its message with the
 // one decoder for it; a body that is not JSON or not the right shape is a 400 with the reason, never
 // a crash and never a 500 for the caller's mistake.
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -7,6 +8,7 @@ import { kindOf } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Binder } from './bind.js';
+import { type DecidedVerb, FORWARDED_BY_HEADER, type ForwardedAnswer } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
 import {
   decodeBindingArgs,
@@ -23,12 +25,23 @@ export interface ExtenderHttpOptions {
   /** The largest request body accepted, in bytes; a full-Node filter for 5,000 nodes is tens of MB. */
   readonly bodyLimitBytes?: number;
   /**
-   * Why this replica does not answer the scheduler now (a follower, shutting down, no configuration),
-   * or undefined when it does; the verbs and /readyz answer 503 with the reason.
+   * Why this replica cannot answer the scheduler now (no configuration in force), or undefined when
+   * it can; the verbs and /readyz answer 503 with the reason.
    */
   readonly notServingBecause?: () => string | undefined;
+  /** Why /readyz alone answers 503 although the verbs still answer (shutting down: send no more here). */
+  readonly notReadyBecause?: () => string | undefined;
+  /**
+   * Where bind and preempt are decided: undefined answers here, anything else is the answer to send
+   * (the leader's, relayed). Without it this replica decides everything.
+   */
+  readonly route?: (
+    verb: DecidedVerb,
+    body: Buffer,
+    forwardedBy: string | undefined,
+  ) => Promise<ForwardedAnswer | undefined>;
   readonly metrics?: Metrics;
-  /** Called for every call this replica answers (it leads): the scheduler reaches it. */
+  /** Called for every call this replica answers itself: the scheduler reaches it. */
   readonly onServe?: () => void;
 }
 
@@ -48,6 +61,25 @@ export class InFlight {
   drained(): Promise<void> {
     return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
   }
+}
+
+/**
+ * Liveness (/healthz, galaxy's /healthy) and readiness (/readyz: 503 with the reason, else 200), on
+ * the extender port and on the plain health port that kubelet probes when the extender port wants a
+ * client certificate.
+ */
+export function healthRoutes(app: express.Express, notReadyBecause: () => string | undefined): void {
+  app.get(['/healthy', '/healthz'], (_req, res) => {
+    res.type('text/plain').send('ok');
+  });
+  // a Service in front of the replicas sends kube-scheduler to every replica that is ready
+  app.get('/readyz', (_req, res) => {
+    const why = notReadyBecause();
+    res
+      .status(why === undefined ? 200 : 503)
+      .type('text/plain')
+      .send(why === undefined ? 'ok' : `not ready: ${why}`);
+  });
 }
 
 type Verb = 'filter' | 'prioritize' | 'bind' | 'preempt';
@@ -123,17 +155,7 @@ export function extenderApp(
   // an ETag hashes every answer: megabytes per full-Node filter, for a client that never caches
   app.set('etag', false);
   const notServing = () => options.notServingBecause?.();
-  app.get(['/healthy', '/healthz'], (_req, res) => {
-    res.type('text/plain').send('ok');
-  });
-  // a Service in front of the replicas uses this to send kube-scheduler to the leader only
-  app.get('/readyz', (_req, res) => {
-    const why = notServing();
-    res
-      .status(why === undefined ? 200 : 503)
-      .type('text/plain')
-      .send(why === undefined ? 'ok' : `not ready: ${why}`);
-  });
+  healthRoutes(app, () => notServing() ?? options.notReadyBecause?.());
   app.use((req, res, next) => {
     if (req.method !== 'POST') return next();
     inFlight.enter();
@@ -147,7 +169,7 @@ export function extenderApp(
     res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   };
-  const leaderOnly = (_req: Request, res: Response, next: NextFunction) => {
+  const answering = (_req: Request, res: Response, next: NextFunction) => {
     const why = notServing();
     if (why !== undefined) {
       res
@@ -159,6 +181,22 @@ export function extenderApp(
     options.onServe?.();
     next();
   };
+  // bind and preempt: decided by the leader; relayed there unless this replica is it
+  const decided = (verb: DecidedVerb) => async (req: Request, res: Response, next: NextFunction) => {
+    const forwardedBy = req.headers[FORWARDED_BY_HEADER];
+    const answer = await options.route?.(
+      verb,
+      rawBodies.get(req)!,
+      typeof forwardedBy === 'string' ? forwardedBy : undefined,
+    );
+    if (answer === undefined) return answering(req, res, next);
+    res.writeHead(answer.status, {
+      ...answer.headers,
+      'Content-Type': JSON_TYPE,
+      'Content-Length': answer.body.length,
+    });
+    res.end(answer.body);
+  };
   const observe = (verb: Verb, start: bigint, failure: string | undefined) =>
     options.metrics?.observeExtender(
       verb,
@@ -168,7 +206,7 @@ export function extenderApp(
 
   // names-only answers are shared between pods (NodeFacts.listOf), and so are their bytes
   const encoded = new WeakMap<FilterResult, Buffer>();
-  app.post('/v1/filter', leaderOnly, (req, res) => {
+  app.post('/v1/filter', answering, (req, res) => {
     const start = process.hrtime.bigint();
     const raw = rawBodies.get(req)!;
     const args = decodeExtenderArgs(req.body, raw);
@@ -194,16 +232,16 @@ export function extenderApp(
     observe('prioritize', start, undefined);
     json(res, encodePriorities(result));
   };
-  app.post('/v1/prioritize', leaderOnly, prioritize);
-  app.post('/v1/priority', leaderOnly, prioritize);
-  app.post('/v1/bind', leaderOnly, async (req, res) => {
+  app.post('/v1/prioritize', answering, prioritize);
+  app.post('/v1/priority', answering, prioritize);
+  app.post('/v1/bind', decided('bind'), async (req, res) => {
     const start = process.hrtime.bigint();
     const args = decodeBindingArgs(req.body);
     const error = await extender.bind(args.podNamespace, args.podName, args.podUID, args.node);
     observe('bind', start, error);
     json(res, encodeBindingResult(error));
   });
-  app.post('/v1/preempt', leaderOnly, (req, res) => {
+  app.post('/v1/preempt', decided('preempt'), (req, res) => {
     const start = process.hrtime.bigint();
     const args = decodePreemptionArgs(req.body);
     const result = extender.preempt(args.pod, args.victims);

@@ -15,6 +15,7 @@ import {
   claimedLease,
   freshLease,
   LeaseClient,
+  leaseAddress,
   type LeaseHolder,
   leaseExpired,
   releasedLease,
@@ -51,6 +52,8 @@ export class LeaderElector {
   /** The Lease as we last wrote or read it: its resourceVersion is what our next write is conditional on. */
   private lease: V1Lease | undefined;
   private observedLeader: string | undefined;
+  /** The address the observed leader published on the Lease. */
+  private observedAddress: string | undefined;
 
   constructor(
     options: LeaderElectorOptions,
@@ -65,7 +68,11 @@ export class LeaderElector {
     this.retryPeriodMs = settings.retryPeriodMs;
     this.log = settings.log;
     this.clock = settings.clock;
-    this.holder = { identity: this.identity, leaseDurationSeconds: settings.leaseDurationSeconds };
+    this.holder = {
+      identity: this.identity,
+      leaseDurationSeconds: settings.leaseDurationSeconds,
+      ...(options.address ? { address: options.address } : {}),
+    };
     // a call answered after the renew deadline is of no use to a leader
     this.api = new LeaseClient(
       options.kubeConfig,
@@ -101,6 +108,28 @@ export class LeaderElector {
   /** The identity holding the Lease as last seen (unexpired), this replica's own included. */
   leader(): string | undefined {
     return this.observedLeader;
+  }
+
+  /**
+   * Where the leader last seen answers (the address it published on the Lease), this replica's own
+   * included; undefined while no leader is known or it published none. Seen at most a retry period ago.
+   */
+  leaderAddress(): string | undefined {
+    return this.observedLeader === undefined ? undefined : this.observedAddress;
+  }
+
+  /**
+   * Reads the Lease once, outside the loop (a stopped elector too), so that `leader()` and
+   * `leaderAddress()` say who leads now: a caller waiting on a leader change need not wait for the
+   * loop's next read. A failed read changes nothing.
+   */
+  async refreshLeader(): Promise<void> {
+    if (this.isLeader()) return;
+    try {
+      this.observe(await this.api.read(), this.clock.now());
+    } catch {
+      // the loop's next read, or the caller's next try
+    }
   }
 
   /** Starts trying to acquire the Lease; a replica that loses it becomes a candidate again. */
@@ -281,6 +310,7 @@ export class LeaderElector {
     this.renewedAt = now;
     this.armDeadline();
     this.log.info({ ...this.fields(), epoch: this.epoch }, `became the leader: ${how}`);
+    this.observedAddress = this.holder.address;
     this.noteLeader(this.identity);
     this.notify('onStartedLeading', () => this.callbacks.onStartedLeading?.(this.epoch));
   }
@@ -360,6 +390,7 @@ export class LeaderElector {
       this.observedLeader = undefined;
       return;
     }
+    this.observedAddress = leaseAddress(lease);
     this.noteLeader(holder);
   }
 

@@ -36,6 +36,11 @@ export interface LeaderElectorOptions {
   readonly namespace?: string;
   readonly name?: string;
   readonly identity?: string;
+  /**
+   * Published on the Lease while this replica holds it (annotation floatip.io/leader-address):
+   * where followers send what only the leader may do.
+   */
+  readonly address?: string;
   /** How long others wait after the last renew before taking over. Written as whole seconds, rounded up. */
   readonly leaseDurationMs?: number;
   /** How long the leader keeps leading without a successful renew. */
@@ -83,7 +88,7 @@ export class NotLeaderError extends Error {
 }
 
 /** The options with their defaults filled in and checked, and the duration as the Lease records it (whole seconds). */
-export type ElectionSettings = Required<Omit<LeaderElectorOptions, 'kubeConfig'>> & {
+export type ElectionSettings = Required<Omit<LeaderElectorOptions, 'kubeConfig' | 'address'>> & {
   readonly leaseDurationSeconds: number;
 };
 

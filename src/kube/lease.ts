@@ -20,6 +20,26 @@ export interface LeaseHolder {
   readonly identity: string;
   /** Whole seconds, as the field is. */
   readonly leaseDurationSeconds: number;
+  /** Where the holder answers what only the leader may do (followers forward there), if anywhere. */
+  readonly address?: string;
+}
+
+/**
+ * The holder's address, on the Lease itself: whoever can read the Lease (every replica can) knows
+ * where the leader is in the same read that tells it who leads, so the two never disagree.
+ */
+export const LEADER_ADDRESS_ANNOTATION = 'floatip.io/leader-address';
+
+/** The address the record's holder published, if any. */
+export function leaseAddress(lease: V1Lease): string | undefined {
+  return lease.metadata?.annotations?.[LEADER_ADDRESS_ANNOTATION] || undefined;
+}
+
+/** `lease`'s metadata with the holder's address (or none: a released Lease names nobody to reach). */
+function withAddress(lease: V1Lease, address: string | undefined): V1Lease['metadata'] {
+  const { [LEADER_ADDRESS_ANNOTATION]: _previous, ...others } = lease.metadata?.annotations ?? {};
+  const annotations = address ? { ...others, [LEADER_ADDRESS_ANNOTATION]: address } : others;
+  return { ...lease.metadata, annotations };
 }
 
 /** A timestamp as Kubernetes writes it (MicroTime: RFC 3339 with six fractional digits). */
@@ -52,7 +72,11 @@ export function freshLease(namespace: string, name: string, holder: LeaseHolder,
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name, namespace },
+    metadata: {
+      name,
+      namespace,
+      ...(holder.address ? { annotations: { [LEADER_ADDRESS_ANNOTATION]: holder.address } } : {}),
+    },
     spec: {
       holderIdentity: holder.identity,
       leaseDurationSeconds: holder.leaseDurationSeconds,
@@ -69,7 +93,7 @@ export function claimedLease(current: V1Lease, holder: LeaseHolder, now: number)
   const previous = spec.holderIdentity ?? '';
   return {
     ...current,
-    metadata: { ...current.metadata },
+    metadata: withAddress(current, holder.address),
     spec: {
       ...spec,
       holderIdentity: holder.identity,
@@ -85,7 +109,7 @@ export function claimedLease(current: V1Lease, holder: LeaseHolder, now: number)
 export function renewedLease(lease: V1Lease, holder: LeaseHolder, now: number): V1Lease {
   return {
     ...lease,
-    metadata: { ...lease.metadata },
+    metadata: withAddress(lease, holder.address),
     spec: {
       ...lease.spec,
       holderIdentity: holder.identity,
@@ -99,7 +123,7 @@ export function renewedLease(lease: V1Lease, holder: LeaseHolder, now: number): 
 export function releasedLease(lease: V1Lease, now: number): V1Lease {
   return {
     ...lease,
-    metadata: { ...lease.metadata },
+    metadata: withAddress(lease, undefined),
     spec: {
       ...lease.spec,
       holderIdentity: '',

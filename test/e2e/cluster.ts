@@ -38,6 +38,8 @@ export interface SchedulerConfig {
   readonly weight?: number;
   /** kube-scheduler --v; 5 logs every extender exchange. */
   readonly verbosity?: number;
+  /** A whole KubeSchedulerConfiguration file instead of the one made from the knobs above. */
+  readonly configFile?: string;
 }
 
 /** scheduler.sh's knobs; kube/e2e.sh fills in the extender URL unless EXTENDER_URL is given. */
@@ -54,6 +56,7 @@ function schedulerEnv(config: SchedulerConfig): Record<string, string> {
     EXTENDER_HTTP_TIMEOUT: config.httpTimeout ?? '5s',
     EXTENDER_WEIGHT: String(config.weight ?? 1),
     SCHED_V: String(config.verbosity ?? 2),
+    ...(config.configFile ? { SCHED_CONFIG: config.configFile } : {}),
   };
 }
 

@@ -34,6 +34,19 @@ export interface FloatipOptions {
   readonly args?: readonly string[];
   /** Flags for node itself, e.g. `--cpu-prof`. */
   readonly nodeArgs?: readonly string[];
+  /** A plain health port (`--health-port`): probed instead of the extender port (mTLS). */
+  readonly healthPort?: number;
+  /** The extender port serves TLS (`--tls-cert-file`): its URL is https. */
+  readonly tls?: boolean;
+}
+
+/**
+ * The kubeconfig floatip runs with: its ServiceAccount's (global-setup.ts writes it, after applying
+ * the shipped RBAC), so the suite shows a permission the manifests lack; else the admin's.
+ */
+export function floatipKubeconfig(): string {
+  const sa = join(runDir(), 'floatip-sa.kubeconfig');
+  return existsSync(sa) ? sa : loadCluster().KUBECONFIG;
 }
 
 export const FAST_LEADER_ELECTION: LeaderElection = {
@@ -60,6 +73,8 @@ export class FloatipProcess {
   private partial = '';
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private boundPort: number | undefined;
+  private readonly healthPort: number | undefined;
+  private readonly scheme: 'http' | 'https';
 
   private constructor(
     readonly args: readonly string[],
@@ -71,6 +86,8 @@ export class FloatipProcess {
     this.log = createWriteStream(this.logFile);
     this.log.write(`# node ${[...(options.nodeArgs ?? []), FLOATIP_MAIN, ...args].join(' ')}\n`);
     if (options.port) this.boundPort = options.port;
+    this.healthPort = options.healthPort;
+    this.scheme = options.tls ? 'https' : 'http';
     this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), FLOATIP_MAIN, ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -107,7 +124,7 @@ export class FloatipProcess {
     const args = [
       'serve',
       '--kubeconfig',
-      loadCluster().KUBECONFIG,
+      floatipKubeconfig(),
       '--bind',
       '127.0.0.1',
       '--port',
@@ -123,6 +140,7 @@ export class FloatipProcess {
             `--leader-elect-retry-period=${le.retryPeriod}`,
           ]
         : ['--leader-elect=false']),
+      ...(options.healthPort !== undefined ? [`--health-port=${options.healthPort}`] : []),
       ...(options.args ?? []),
     ];
     return new FloatipProcess(args, options, apiPort);
@@ -143,14 +161,19 @@ export class FloatipProcess {
 
   get url(): string {
     if (this.boundPort === undefined) throw new Error(`${this.name}: not listening yet`);
-    return `http://127.0.0.1:${this.boundPort}`;
+    return `${this.scheme}://127.0.0.1:${this.boundPort}`;
   }
 
-  /** GET /readyz: 200 when this replica answers the scheduler (the leader). */
+  /** Where /readyz and /healthz are asked: the health port if any, else the extender port. */
+  private get probeUrl(): string {
+    return this.healthPort !== undefined ? `http://127.0.0.1:${this.healthPort}` : this.url;
+  }
+
+  /** GET /readyz: 200 when this replica answers the scheduler (every replica with a configuration, not shutting down). */
   async isReady(): Promise<boolean> {
     if (!this.running || this.boundPort === undefined) return false;
     try {
-      const res = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(1000) });
+      const res = await fetch(`${this.probeUrl}/readyz`, { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
       return res.status === 200;
     } catch {
@@ -162,7 +185,7 @@ export class FloatipProcess {
   async isListening(): Promise<boolean> {
     if (!this.running || this.boundPort === undefined) return false;
     try {
-      const res = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      const res = await fetch(`${this.probeUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
       return res.status === 200;
     } catch {

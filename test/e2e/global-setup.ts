@@ -2,8 +2,11 @@
 // 2 cores; afterwards well under a second) and floatip (`npm run build`: the scenarios run the real
 // binary, dist/src/main.js), clear what an interrupted run left behind, and start a fresh cluster. Self-contained on purpose: jest loads this file outside its module system, where
 // relative TypeScript imports do not resolve.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const E2E_SH = fileURLToPath(new URL('./kube/e2e.sh', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -73,6 +76,59 @@ export function buildFloatip(timeoutMs = 5 * 60_000): Promise<void> {
   });
 }
 
+/**
+ * The shipped RBAC (manifests/base/rbac.yaml) applied, and a kubeconfig that is floatip's
+ * ServiceAccount (its token), next to the admin one: every floatip the suite starts runs with exactly
+ * the permissions the manifests give it, so a missing one fails a scenario (floatip.ts uses it).
+ */
+export async function serviceAccountKubeconfig(adminKubeconfig: string): Promise<string> {
+  const kubectl = (
+    JSON.parse(readFileSync(join(dirname(adminKubeconfig), 'cluster.json'), 'utf8')) as {
+      KUBECTL: string;
+    }
+  ).KUBECTL;
+  const run = async (...args: string[]) =>
+    (await promisify(execFile)(kubectl, ['--kubeconfig', adminKubeconfig, ...args], { cwd: REPO_ROOT }))
+      .stdout;
+  await run('apply', '-f', 'manifests/base/rbac.yaml');
+  let token = '';
+  for (let i = 0; i < 100 && !token; i++) {
+    // v1.20's token controller writes the ServiceAccount's token Secret a moment after it exists
+    const secret = await run(
+      '-n',
+      'kube-system',
+      'get',
+      'sa',
+      'floatip',
+      '-o',
+      'jsonpath={.secrets[0].name}',
+    );
+    if (secret) {
+      const data = await run('-n', 'kube-system', 'get', 'secret', secret, '-o', 'jsonpath={.data.token}');
+      token = Buffer.from(data, 'base64').toString();
+    }
+    if (!token) await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!token) throw new Error('no token Secret for ServiceAccount kube-system/floatip after 20 s');
+  const file = join(dirname(adminKubeconfig), 'floatip-sa.kubeconfig');
+  const admin = JSON.parse(await run('config', 'view', '--raw', '--minify', '-o', 'json')) as {
+    clusters: {
+      cluster: { server: string; 'certificate-authority'?: string; 'certificate-authority-data'?: string };
+    }[];
+  };
+  const cluster = admin.clusters[0]!.cluster;
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'e2e', cluster }],
+    users: [{ name: 'floatip', user: { token } }],
+    contexts: [{ name: 'floatip', context: { cluster: 'e2e', user: 'floatip' } }],
+    'current-context': 'floatip',
+  };
+  writeFileSync(file, JSON.stringify(config, null, 2), { mode: 0o600 });
+  return file;
+}
+
 export default async function globalSetup(): Promise<void> {
   process.stderr.write('\n');
   const t0 = Date.now();
@@ -89,8 +145,10 @@ export default async function globalSetup(): Promise<void> {
   if (!kubeconfig) throw new Error(`${E2E_SH} up printed no KUBECONFIG line: ${JSON.stringify(up)}`);
   // test files start after globalSetup and inherit it (the helpers also read run-e2e/cluster.json)
   process.env.KUBECONFIG = kubeconfig;
+  const floatipKubeconfig = await serviceAccountKubeconfig(kubeconfig);
   process.stderr.write(
     `e2e: floatip built in ${(builtMs / 1000).toFixed(1)} s; control plane ready (ensure and build ${((t1 - t0) / 1000).toFixed(1)} s, ` +
-      `up ${((Date.now() - t1) / 1000).toFixed(1)} s), KUBECONFIG=${kubeconfig}\n`,
+      `up ${((Date.now() - t1) / 1000).toFixed(1)} s), KUBECONFIG=${kubeconfig}; floatip runs as ` +
+      `ServiceAccount kube-system/floatip (${floatipKubeconfig})\n`,
   );
 }

@@ -76,6 +76,8 @@ export const GROUPS = {
   crash: group('crash', 7, 3, '10.131.7.10~10.131.7.120', { eniIPs: 32 }),
   /** E2E-7: two replicas, leader election. */
   leader: group('leader', 8, 2, '10.131.8.10~10.131.8.80'),
+  /** E2E-D3: the deployable setup, two replicas over mTLS, rolled and killed while pods come. */
+  deploy: group('deploy', 9, 2, '10.131.9.10~10.131.9.120', { eniIPs: 64 }),
 } satisfies Record<string, Group>;
 
 /** The one floatingip-config of the scenario files. */

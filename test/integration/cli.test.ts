@@ -43,6 +43,10 @@ test('floatip serve --help documents every flag and its environment variable', a
     'webhook-port',
     'webhook-cert-file',
     'webhook-key-file',
+    'extender-client-ca-file',
+    'health-port',
+    'advertise-address',
+    'shutdown-delay',
   ]) {
     expect(stdout).toContain(`--${flag}`);
     expect(stdout.replace(/\s+/g, ' ')).toContain(`FLOATIP_${flag.toUpperCase().replace(/-/g, '_')}`);

@@ -1,45 +1,24 @@
-// Two floatip replicas on one API server: exactly one leads (answers the scheduler, writes, is
-// ready); when it dies the other takes over within a lease duration with the same state; a leader
-// that loses its lease stops writing at once.
-import { CoreV1Api } from '@kubernetes/client-node';
-import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
-import { GALAXY_DEFAULTS } from '../../src/config/galaxy-config.js';
+// Two floatip replicas on one API server: both are ready and answer the scheduler; exactly one leads
+// (decides bind and preempt, writes) and the other forwards those to it; when the leader goes
+// (handing the Lease on, or dying) binds sent to the other are delayed, not lost; a leader that
+// loses its lease stops writing at once.
+import { CoordinationV1Api, type CoreV1Api } from '@kubernetes/client-node';
+import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { ReleasePolicy } from '../../src/ipam/index.js';
 import { NotLeaderError } from '../../src/kube/leader-election.js';
-import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
-import { silentLogger } from '../../src/log.js';
-import { type Floatip, startFloatip } from '../../src/server.js';
+import type { Floatip } from '../../src/server.js';
 import { eventually } from './helpers.js';
+import { type HaCluster, LEASE, startHaCluster } from './replicas.js';
 
-const LEASE = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+let cluster: HaCluster;
 let server: EmbeddedApiServer;
 let core: CoreV1Api;
 let replicas: Floatip[] = [];
 
 beforeEach(async () => {
-  server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
-  core = server.kubeConfig().makeApiClient(CoreV1Api);
-  for (const name of ['kube-system', 'ns1']) await core.createNamespace({ body: { metadata: { name } } });
-  await core.createNamespacedConfigMap({
-    namespace: 'kube-system',
-    body: {
-      metadata: { name: 'floatingip-config' },
-      data: {
-        floatingips: JSON.stringify([
-          {
-            nodeSubnets: ['10.0.1.0/24'],
-            ips: ['10.0.100.10~10.0.100.20'],
-            subnet: '10.0.100.0/24',
-            gateway: '10.0.100.1',
-          },
-        ]),
-      },
-    },
-  });
-  await core.createNode({
-    body: { metadata: { name: 'a1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.1.11' }] } },
-  });
-  replicas = await Promise.all(['r1', 'r2'].map((identity) => replica(identity)));
+  cluster = await startHaCluster();
+  ({ server, core } = cluster);
+  replicas = await Promise.all(['r1', 'r2'].map((identity) => cluster.replica(identity)));
 });
 
 afterEach(async () => {
@@ -47,43 +26,30 @@ afterEach(async () => {
   await server.close();
 });
 
-function replica(identity: string): Promise<Floatip> {
-  return startFloatip({
-    kubeConfig: server.kubeConfig(),
-    galaxy: GALAXY_DEFAULTS,
-    resource: DEFAULT_RESOURCE,
-    poolNamespace: 'kube-system',
-    bind: '127.0.0.1',
-    port: 0,
-    log: silentLogger(),
-    resyncIntervalMs: 0,
-    leaderElection: { namespace: 'kube-system', name: 'galaxy-ipam', identity, ...LEASE },
-  });
-}
+const pod = (name: string) => cluster.pod(name, replicas);
 
-async function pod(name: string) {
-  const created = await core.createNamespacedPod({
-    namespace: 'ns1',
-    body: {
-      metadata: { name },
-      spec: {
-        containers: [{ name: 'c', image: 'pause', resources: { requests: { [DEFAULT_RESOURCE]: '1' } } }],
-      },
-    },
-  });
-  await eventually('every replica to see the pod', async () =>
-    replicas.every((r) => r.cluster.pods.get('ns1', name)),
-  );
-  return created;
-}
-
-async function bind(replica: Floatip, name: string, uid: string): Promise<{ status: number; error: string }> {
+async function bind(
+  replica: Floatip,
+  name: string,
+  uid: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; error: string }> {
   const res = await fetch(`${replica.extenderUrl}/v1/bind`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify({ PodName: name, PodNamespace: 'ns1', PodUID: uid, Node: 'a1' }),
   });
   return { status: res.status, error: ((await res.json()) as { Error: string }).Error };
+}
+
+/** The pod's node and its IP annotation, as the API server has them. */
+async function placed(name: string): Promise<{ node: string | undefined; ip: string | undefined }> {
+  const pod = await core.readNamespacedPod({ namespace: 'ns1', name });
+  const args = pod.metadata?.annotations?.['k8s.v1.cni.galaxy.io/args'];
+  const ip = args
+    ? (JSON.parse(args) as { common: { ipinfos: { ip: string }[] } }).common.ipinfos[0]!.ip
+    : undefined;
+  return { node: pod.spec?.nodeName, ip };
 }
 
 const ready = async (r: Floatip) => (await fetch(`${r.extenderUrl}/readyz`)).status;
@@ -94,28 +60,47 @@ async function leaderAndFollower(): Promise<[Floatip, Floatip]> {
   return [leader, replicas.find((r) => r !== leader)!];
 }
 
-test('E8-1 exactly one replica leads and is ready; the follower answers the scheduler 503', async () => {
+test('E8-1 both replicas are ready; a bind sent to the follower is decided by the leader', async () => {
   const [leader, follower] = await leaderAndFollower();
   expect(await ready(leader)).toBe(200);
-  expect(await ready(follower)).toBe(503);
+  expect(await ready(follower)).toBe(200);
+  // the leader's address is on the Lease, where the follower reads it
+  const lease = await server
+    .kubeConfig()
+    .makeApiClient(CoordinationV1Api)
+    .readNamespacedLease({ namespace: 'kube-system', name: 'galaxy-ipam' });
+  expect(lease.metadata?.annotations?.['floatip.io/leader-address']).toBe(leader.extenderUrl);
   const p = await pod('p1');
-  expect(await bind(follower, 'p1', p.metadata!.uid!)).toEqual({
-    status: 503,
-    error: 'not serving: this replica is a follower',
-  });
-  expect(await bind(leader, 'p1', p.metadata!.uid!)).toEqual({ status: 200, error: '' });
-  // the follower's memory follows the leader's writes
+  expect(await bind(follower, 'p1', p.metadata!.uid!)).toEqual({ status: 200, error: '' });
+  expect(await placed('p1')).toEqual({ node: 'a1', ip: '10.0.100.10/24' });
+  // decided and written by the leader: its memory has it at once, the follower's follows the watch
+  expect(leader.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p1');
   await eventually(
     'the follower to learn the allocation',
     async () => follower.allocator.get('10.0.100.10')?.key === 'NULL_ns1_NULL_p1',
   );
-  expect(leader.metrics.registry.getSingleMetric('floatip_leader')).toBeDefined();
   expect(await leader.metrics.registry.getSingleMetricAsString('floatip_leader')).toMatch(
     /floatip_leader 1$/m,
   );
   expect(await follower.metrics.registry.getSingleMetricAsString('floatip_leader')).toMatch(
     /floatip_leader 0$/m,
   );
+});
+
+test('E8-1b a forwarded bind that reaches a replica that does not lead is refused, retriable, and not forwarded again', async () => {
+  const [, follower] = await leaderAndFollower();
+  const p = await pod('p1');
+  const res = await fetch(`${follower.extenderUrl}/v1/bind`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'floatip-forwarded-by': 'r9' },
+    body: JSON.stringify({ PodName: 'p1', PodNamespace: 'ns1', PodUID: p.metadata!.uid!, Node: 'a1' }),
+  });
+  expect(res.status).toBe(503);
+  expect(res.headers.get('floatip-not-leader')).toBe(follower.elector!.identity);
+  expect(await res.json()).toEqual({
+    Error: `not the leader: ${follower.elector!.identity} does not hold the Lease (bind forwarded by r9); retry`,
+  });
+  expect(await placed('p1')).toEqual({ node: undefined, ip: undefined });
 });
 
 test('E8-2 the leader dies without releasing the lease: the other takes over within a lease duration, same state', async () => {
@@ -138,7 +123,8 @@ test('E8-3 a leader that cannot renew stops writing at once', async () => {
   const [leader] = await leaderAndFollower();
   server.faults.failNext({ verb: 'update', resource: 'leases', name: 'galaxy-ipam' }, 500, { times: 1000 });
   await eventually('the leader to step down', async () => !leader.isLeader(), 3000);
-  expect(await ready(leader)).toBe(503);
+  // still answers the scheduler (filter from its caches); decides and writes nothing
+  expect(await ready(leader)).toBe(200);
   await expect(
     leader.store.allocate({
       key: 'NULL_ns1_NULL_late',
@@ -150,11 +136,79 @@ test('E8-3 a leader that cannot renew stops writing at once', async () => {
   server.faults.clear();
 });
 
-test('E8-4 shutting down: new binds are refused, the lease is released at once', async () => {
+/** Binds pods p<from>..p<to-1> one after another through `via`, each with how long it took. */
+async function bindSeries(
+  via: Floatip,
+  names: string[],
+): Promise<{ name: string; error: string; ms: number }[]> {
+  const out: { name: string; error: string; ms: number }[] = [];
+  for (const name of names) {
+    const uid = replicas.map((r) => r.cluster.pods.get('ns1', name)).find(Boolean)!.metadata!.uid!;
+    const start = Date.now();
+    const { error } = await bind(via, name, uid);
+    out.push({ name, error, ms: Date.now() - start });
+  }
+  return out;
+}
+
+test('E8-4 the leader shuts down while binds go through the follower: every pod bound with its IP, delayed at most briefly', async () => {
   const [leader, follower] = await leaderAndFollower();
-  const closing = leader.close();
+  const names = Array.from({ length: 6 }, (_, i) => `p${i}`);
+  for (const name of names) await pod(name);
+  const binding = bindSeries(follower, names);
+  await new Promise((r) => setTimeout(r, 20));
+  await leader.close(); // SIGTERM: finishes its binds, hands the Lease on
   replicas = [follower];
-  await closing;
   // released, not expired: the follower leads well before a lease duration
   await eventually('the follower to lead', async () => follower.isLeader(), LEASE.leaseDurationMs / 2);
+  const results = await binding;
+  expect(results.map((r) => r.error)).toEqual(names.map(() => ''));
+  expect(Math.max(...results.map((r) => r.ms))).toBeLessThan(LEASE.leaseDurationMs);
+  const ips = await Promise.all(names.map(async (name) => (await placed(name)).ip));
+  expect(new Set(ips).size).toBe(names.length);
+  expect(ips.every((ip) => ip?.startsWith('10.0.100.'))).toBe(true);
+});
+
+test('E8-5 the leader dies while binds go through the follower: they wait for the takeover, within a lease duration', async () => {
+  const [leader, follower] = await leaderAndFollower();
+  for (const name of ['p1', 'p2']) await pod(name);
+  await leader.elector!.stop({ release: false }); // a crash: the lease stays until it expires
+  await leader.close();
+  replicas = [follower];
+  const [result] = await bindSeries(follower, ['p1']);
+  expect(result!.error).toBe('');
+  expect(result!.ms).toBeLessThan(LEASE.leaseDurationMs + 1500);
+  expect(await placed('p1')).toEqual({ node: 'a1', ip: '10.0.100.10/24' });
+});
+
+test('E8-6 no leader within the forwarding deadline: a clear per-pod error, and nothing bound', async () => {
+  await Promise.all(replicas.map((r) => r.close()));
+  server.faults.failNext({ verb: 'update', resource: 'leases', name: 'galaxy-ipam' }, 500, { times: 10_000 });
+  server.faults.failNext({ verb: 'create', resource: 'leases', name: 'galaxy-ipam' }, 500, { times: 10_000 });
+  replicas = [await cluster.replica('lonely', { forwardDeadlineMs: 500 })];
+  const p = await pod('p1');
+  expect(await bind(replicas[0]!, 'p1', p.metadata!.uid!)).toEqual({
+    status: 503,
+    error: 'no leader decided this bind within 500 ms (no leader is known); the scheduler retries the pod',
+  });
+  expect(await placed('p1')).toEqual({ node: undefined, ip: undefined });
+  server.faults.clear();
+});
+
+test('E8-7 a bind that reaches the leader while it shuts down is relayed to the next leader', async () => {
+  await Promise.all(replicas.map((r) => r.close()));
+  replicas = await Promise.all(['s1', 's2'].map((id) => cluster.replica(id, { shutdownDelayMs: 300 })));
+  const [leader, follower] = await leaderAndFollower();
+  const p = await pod('p1');
+  const closing = leader.close(); // not ready at once; hands the Lease on after 300 ms
+  await new Promise((r) => setTimeout(r, 50));
+  expect(await ready(leader)).toBe(503);
+  const start = Date.now();
+  expect(await bind(leader, 'p1', p.metadata!.uid!)).toEqual({ status: 200, error: '' });
+  expect(Date.now() - start).toBeLessThan(LEASE.leaseDurationMs);
+  await closing;
+  replicas = [follower];
+  expect(follower.isLeader()).toBe(true);
+  expect(await placed('p1')).toEqual({ node: 'a1', ip: '10.0.100.10/24' });
+  expect(follower.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p1');
 });

@@ -1,6 +1,7 @@
 // manifests/ and crds/ apply cleanly (kubectl apply --dry-run=client, then for real) on the
-// embedded API server, and say what the code does: the ConfigMap parses, the scheduler config
-// points at the extender, the ClusterRole grants what floatip calls.
+// embedded API server, both kustomize overlays build, and the manifests say what the code does:
+// the ConfigMap parses, the scheduler config points at the extender over mutual TLS, the roles grant
+// what floatip calls. (test/e2e/manifests.test.ts applies them to the real control plane.)
 import { readFileSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
 import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
@@ -21,34 +22,88 @@ afterAll(() => server.close());
 type Manifest = Record<string, any>;
 const docs = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Manifest);
 
-test('kubectl apply --dry-run=client, then apply, takes every manifest and CRD', async () => {
-  const dry = await kubectl(server, [
-    'apply',
-    '--dry-run=client',
-    '--validate=false',
+// the embedded server has no RBAC, PriorityClass or NetworkPolicy kinds: the whole overlay is
+// applied (--dry-run=server) on the real control plane, test/e2e/manifests.test.ts
+test('kubectl apply --dry-run=client, then apply, takes the CRDs, the configuration and the scheduler configuration', async () => {
+  const files = [
     '-f',
     'crds/',
     '-f',
-    'manifests/',
-  ]);
+    'manifests/scheduler-config.yaml',
+    '-f',
+    'manifests/base/configmap.yaml',
+  ];
+  const dry = await kubectl(server, ['apply', '--dry-run=client', '--validate=false', ...files]);
   expect(dry).toMatch(
     /customresourcedefinition.apiextensions.k8s.io\/floatingips.galaxy.k8s.io created \(dry run\)/,
   );
-  expect(dry).toMatch(/deployment.apps\/floatip created \(dry run\)/);
-  const real = await kubectl(server, ['apply', '--validate=false', '-f', 'crds/', '-f', 'manifests/']);
-  expect(real).toMatch(/clusterrole.rbac.authorization.k8s.io\/floatip created/);
+  const real = await kubectl(server, ['apply', '--validate=false', ...files]);
+  expect(real).toMatch(/configmap\/floatip-scheduler-config created/);
   expect(real).toMatch(/configmap\/floatingip-config created/);
 });
 
+test('both overlays build: dev one replica, ha two spread over nodes, both with the deployable settings', async () => {
+  for (const [overlay, replicas] of [
+    ['dev', 1],
+    ['ha', 2],
+  ] as const) {
+    const built = parseAllDocuments(
+      await kubectl(server, ['kustomize', `manifests/overlays/${overlay}`]),
+    ).map((d) => d.toJS() as Manifest);
+    const kinds = built.map((d) => d.kind).sort();
+    expect(kinds).toEqual(
+      [
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'ConfigMap',
+        'Deployment',
+        'NetworkPolicy',
+        'PodDisruptionBudget',
+        'PriorityClass',
+        'Role',
+        'RoleBinding',
+        'Service',
+        'ServiceAccount',
+      ].sort(),
+    );
+    const deployment = built.find((d) => d.kind === 'Deployment')!;
+    expect(deployment.spec.replicas).toBe(replicas);
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0];
+    expect(container.securityContext).toEqual({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container.args).toEqual(
+      expect.arrayContaining(['--api-auth=kubernetes', '--extender-client-ca-file=/etc/floatip/tls/ca.crt']),
+    );
+    expect(container.resources.limits).toBeDefined();
+    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(pod.topologySpreadConstraints[0].topologyKey).toBe('kubernetes.io/hostname');
+    expect(pod.priorityClassName).toBe('floatip');
+    expect(built.find((d) => d.kind === 'PodDisruptionBudget')!.spec).toMatchObject({ maxUnavailable: 1 });
+  }
+});
+
 test('the example configuration is valid, and the scheduler config names the extender in both API versions', () => {
-  const cm = docs('manifests/configmap.yaml')[0]!;
+  const cm = docs('manifests/base/configmap.yaml')[0]!;
   expect(parsePoolConfig(cm.data.floatingips).entries).toHaveLength(2);
   const scheduler = docs('manifests/scheduler-config.yaml')[0]!;
   for (const key of ['scheduler-config.yaml', 'scheduler-config-v1beta1.yaml']) {
     const config = parse(scheduler.data[key]);
     expect(config.kind).toBe('KubeSchedulerConfiguration');
     expect(config.extenders[0]).toMatchObject({
-      urlPrefix: 'http://floatip.kube-system.svc:9040/v1',
+      urlPrefix: 'https://floatip.kube-system.svc:9040/v1',
+      enableHTTPS: true,
+      tlsConfig: {
+        certFile: '/etc/floatip/tls/scheduler.crt',
+        keyFile: '/etc/floatip/tls/scheduler.key',
+        caFile: '/etc/floatip/tls/ca.crt',
+      },
       filterVerb: 'filter',
       prioritizeVerb: 'prioritize',
       preemptVerb: 'preempt',
@@ -59,24 +114,35 @@ test('the example configuration is valid, and the scheduler config names the ext
   }
 });
 
-test('the ClusterRole grants the writes floatip makes, and no more than it uses', () => {
-  const role = docs('manifests/rbac.yaml').find((d) => d.kind === 'ClusterRole')!;
-  const grants = new Set<string>();
-  for (const rule of role.rules)
-    for (const g of rule.apiGroups)
-      for (const r of rule.resources) for (const v of rule.verbs) grants.add(`${g}/${r}/${v}`);
+test('the roles grant the writes floatip makes, and nothing cluster-wide that one namespace holds', () => {
+  const rbac = docs('manifests/base/rbac.yaml');
+  const grants = (kind: string) => {
+    const out = new Set<string>();
+    for (const rule of rbac.find((d) => d.kind === kind)!.rules)
+      for (const g of rule.apiGroups)
+        for (const r of rule.resources) for (const v of rule.verbs) out.add(`${g}/${r}/${v}`);
+    return out;
+  };
+  const cluster = grants('ClusterRole');
+  const kubeSystem = grants('Role');
   for (const needed of [
     'galaxy.k8s.io/floatingips/create',
     'galaxy.k8s.io/floatingips/patch',
     'galaxy.k8s.io/floatingips/delete',
     '/pods/binding/create',
     '/pods/patch',
-    'coordination.k8s.io/leases/update',
     '/events/create',
     'apiextensions.k8s.io/customresourcedefinitions/create',
   ]) {
-    expect(grants.has(needed) ? needed : `missing ${needed}`).toBe(needed);
+    expect(cluster.has(needed) ? needed : `missing ${needed}`).toBe(needed);
   }
-  expect([...grants].filter((g) => g.includes('*') && !g.endsWith('*/scale/get'))).toEqual([]);
-  expect(grants.has('/pods/delete')).toBe(false);
+  for (const needed of [
+    'coordination.k8s.io/leases/update',
+    '/configmaps/watch',
+    'galaxy.k8s.io/pools/patch',
+  ]) {
+    expect(kubeSystem.has(needed) ? needed : `missing ${needed}`).toBe(needed);
+  }
+  expect([...cluster].filter((g) => g.includes('*') || /configmaps|leases|pools/.test(g))).toEqual([]);
+  expect(cluster.has('/pods/delete')).toBe(false);
 });

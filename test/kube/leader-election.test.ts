@@ -29,7 +29,7 @@ interface LeaseSpec {
   leaseTransitions?: number;
 }
 interface Lease {
-  metadata: { resourceVersion: string };
+  metadata: { resourceVersion: string; annotations?: Record<string, string> };
   spec: LeaseSpec;
 }
 
@@ -54,7 +54,7 @@ afterEach(async () => {
   await server.close();
 });
 
-function candidate(identity: string): Candidate {
+function candidate(identity: string, address?: string): Candidate {
   const started: number[] = [];
   const stopped: number[] = [];
   const seen: string[] = [];
@@ -74,6 +74,7 @@ function candidate(identity: string): Candidate {
       renewDeadlineMs: DEADLINE_MS,
       retryPeriodMs: RETRY_MS,
       log,
+      ...(address ? { address } : {}),
     },
     {
       onStartedLeading: () => void started.push(Date.now()),
@@ -120,8 +121,31 @@ test('of two candidates exactly one leads, and the other learns who', async () =
   expect((await readLease()).spec.holderIdentity).toBe(leader.elector.identity);
 });
 
+test('the leader publishes its address on the Lease; followers read it; a release takes it away', async () => {
+  const a = candidate('replica-a', 'https://10.0.0.1:9040');
+  const b = candidate('replica-b', 'https://10.0.0.2:9040');
+  a.elector.start();
+  await waitFor('a to lead', () => a.elector.isLeader());
+  b.elector.start();
+  expect(a.elector.leaderAddress()).toBe('https://10.0.0.1:9040');
+  await waitFor('b to see the leader', () => b.elector.leader() === 'replica-a');
+  expect(b.elector.leaderAddress()).toBe('https://10.0.0.1:9040');
+  expect((await readLease()).metadata.annotations?.['floatip.io/leader-address']).toBe(
+    'https://10.0.0.1:9040',
+  );
+  await a.elector.stop({ release: true });
+  await waitFor('b to lead', () => b.elector.isLeader());
+  expect(b.elector.leaderAddress()).toBe('https://10.0.0.2:9040');
+  expect((await readLease()).metadata.annotations?.['floatip.io/leader-address']).toBe(
+    'https://10.0.0.2:9040',
+  );
+  await b.elector.stop({ release: true });
+  // released: nobody to reach
+  expect((await readLease()).metadata.annotations?.['floatip.io/leader-address']).toBeUndefined();
+});
+
 test('candidates starting together never both lead', async () => {
-  const all = ['r1', 'r2', 'r3', 'r4'].map(candidate);
+  const all = ['r1', 'r2', 'r3', 'r4'].map((id) => candidate(id));
   for (const c of all) c.elector.start();
   await waitFor('a leader', () => leaders().length > 0);
   for (let i = 0; i < 30; i++) {
