@@ -6,7 +6,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { restApp } from './api/index.js';
+import { startUsageSampling } from './api/dashboard.js';
 import { kubernetesAuth } from './api/kube-auth.js';
+import { RecentEvents } from './api/recent-events.js';
+import { UsageHistory } from './api/usage-history.js';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
@@ -106,7 +109,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   let shuttingDown = false;
   const serving = () => isLeader() && !shuttingDown;
 
-  const events = new KubeEventRecorder(kubeConfig, log);
+  const written = new KubeEventRecorder(kubeConfig, log);
+  // every Event goes through the dashboard's list of the latest on its way to the API server
+  const events = new RecentEvents(written);
   const allocator = new Allocator();
   const metrics = new Metrics({ allocator, isLeader });
   const nodes = new NodeFacts(allocator);
@@ -243,6 +248,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     const extenderUrl = urlOf(options.bind, server, options.tls);
     log.info({ url: extenderUrl, leaderElection: elector !== undefined }, 'scheduler extender listening');
     requeue.startedListening();
+    const usage = new UsageHistory();
+    const clock = options.clock ?? Date.now;
+    const stopSampling = startUsageSampling({ allocator, pools, usage, clock }, USAGE_SAMPLE_MS);
+    stops.push(async () => stopSampling());
     const api = await listen(
       'the REST API port (--api-port)',
       restApp({
@@ -263,6 +272,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           void requeue.released(key);
         },
         ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
+        dashboard: { events, usage, parkedTtlMs: options.parkedIpTtlMs ?? 0, clock },
       }),
       options.bind,
       options.apiPort ?? 0,
@@ -288,13 +298,13 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       lifecycle,
       requeue,
       nodeFacts: nodes,
-      events,
+      events: written,
       metrics,
       isLeader,
       elector,
       async close() {
         for (const stop of stops.reverse()) await stop();
-        await events.flush();
+        await written.flush();
       },
     };
   } catch (err) {
@@ -302,6 +312,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     throw err;
   }
 }
+
+/** How often the dashboard's usage history is sampled (it keeps an hour). */
+const USAGE_SAMPLE_MS = 30_000;
 
 /** A port floatip was told to serve on could not be opened (in use, not permitted). */
 export class ListenError extends Error {
