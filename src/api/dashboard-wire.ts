@@ -45,6 +45,8 @@ export interface HolderJson {
   namespace: string;
   pod: string;
   app: string;
+  /** The REST API's `appType` (`deployment`, `statefulset`, `NULL`...), as POST /v1/ip wants it back. */
+  appType: string;
   pool: string;
   node: string;
   /** `delete` (galaxy's default), `immutable` or `never`. */

@@ -138,6 +138,7 @@ export async function dashboard(deps: DashboardDeps, query: string, limit: numbe
         namespace: key.namespace,
         pod: key.podName,
         app: key.appName,
+        appType: key.appType,
         pool: key.pool,
         node: a.nodeName,
         policy: releasePolicyName(a.policy) || 'delete',

@@ -37,7 +37,12 @@ export function apiRoutes(deps: RouteDeps): Route[] {
   };
   const metrics = deps.metrics;
   const page = dashboardPage(deps.dashboardAssets);
-  const usage = dashboardRoute({ ...deps.dashboard, allocator: deps.allocator, pods: deps.pods, pools: deps.pools });
+  const usage = dashboardRoute({
+    ...deps.dashboard,
+    allocator: deps.allocator,
+    pods: deps.pods,
+    pools: deps.pools,
+  });
   return [
     { method: 'get', path: '/', handler: page.page, public: true },
     { method: 'get', path: '/dashboard/{file}', handler: page.file, public: true },
