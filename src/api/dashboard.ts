@@ -16,7 +16,7 @@ import { isFinished } from '../pods/pod-facts.js';
 import type { Pool } from '../store/pool-store.js';
 import type { DashboardJson, HolderJson, PoolUsageJson, SubnetUsageJson } from './dashboard-wire.js';
 import { sendEnvelope } from './envelope.js';
-import { compareOrders, ipOrder } from './ip-order.js';
+import { type IPOrder, compareOrders, ipOrder, sortedSliceSliced } from './ip-order.js';
 import type { RecentEvents } from './recent-events.js';
 import { judge } from './releasability.js';
 import { timeSlicer } from './time-slice.js';
@@ -108,13 +108,48 @@ export function startUsageSampling(deps: UsageDeps, everyMs: number): () => void
   return () => clearInterval(timer);
 }
 
+/** A matching allocation, judged; made into JSON only if it is among the first `limit` of a list. */
+interface Row {
+  readonly a: Allocation;
+  readonly key: AllocationKey;
+  readonly state: HolderJson['state'];
+  readonly pod: V1Pod | undefined;
+  readonly leak: string | undefined;
+  readonly order: IPOrder;
+}
+
+const byAddress = (x: Row, y: Row) => compareOrders(x.order, y.order);
+
+function holderJson(row: Row, ttlMs: number, now: number): HolderJson {
+  const { a, key, state, leak } = row;
+  const ttl = state === 'parked' ? ttlLeft(a, key, ttlMs, now) : undefined;
+  return {
+    ip: a.ip,
+    key: a.key,
+    namespace: key.namespace,
+    pod: key.podName,
+    app: key.appName,
+    appType: key.appType,
+    pool: key.pool,
+    node: a.nodeName,
+    policy: releasePolicyName(a.policy) || 'delete',
+    since: a.updateTime,
+    state,
+    releasable: judge(a, row.pod).releasable,
+    ...(ttl !== undefined ? { ttlLeftMs: ttl } : {}),
+    ...(leak ? { leak } : {}),
+  };
+}
+
 export async function dashboard(deps: DashboardDeps, query: string, limit: number): Promise<DashboardJson> {
   const { allocator, clock } = deps;
   const now = clock();
   const pause = timeSlicer();
   const needle = query.trim().toLowerCase();
   const bySubnet = new Map<number, Counts>();
-  const matching: { order: ReturnType<typeof ipOrder>; holder: HolderJson }[] = [];
+  const holders: Row[] = [];
+  const parked: Row[] = [];
+  const leaks: Row[] = [];
   // a snapshot: allocations may change while this pauses
   for (const [i, a] of [...allocator.all()].entries()) {
     if (i % 1024 === 0) await pause();
@@ -128,32 +163,17 @@ export async function dashboard(deps: DashboardDeps, query: string, limit: numbe
     }
     if (needle && !`${a.ip} ${a.key} ${a.nodeName}`.toLowerCase().includes(needle)) continue;
     const pod = key.pod ? deps.pods.cached(key.pod.namespace, key.pod.name) : undefined;
-    const ttl = state === 'parked' ? ttlLeft(a, key, deps.parkedTtlMs, now) : undefined;
     const leak = state === 'used' ? leakOf(a, key, pod) : undefined;
-    matching.push({
-      order: ipOrder(a.ip),
-      holder: {
-        ip: a.ip,
-        key: a.key,
-        namespace: key.namespace,
-        pod: key.podName,
-        app: key.appName,
-        appType: key.appType,
-        pool: key.pool,
-        node: a.nodeName,
-        policy: releasePolicyName(a.policy) || 'delete',
-        since: a.updateTime,
-        state,
-        releasable: judge(a, pod).releasable,
-        ...(ttl !== undefined ? { ttlLeftMs: ttl } : {}),
-        ...(leak ? { leak } : {}),
-      },
-    });
+    const row = { a, key, state, pod, leak, order: ipOrder(a.ip) };
+    holders.push(row);
+    if (state === 'parked') parked.push(row);
+    if (leak) leaks.push(row);
   }
-  matching.sort((x, y) => compareOrders(x.order, y.order));
-  const holders = matching.map((m) => m.holder);
-  const parked = holders.filter((h) => h.state === 'parked');
-  const leaks = holders.filter((h) => h.leak !== undefined);
+  // only the first `limit` of each list, in address order, are looked at closely
+  const first = async (rows: Row[]) =>
+    (await sortedSliceSliced(rows, byAddress, 0, limit, pause)).map((r) =>
+      holderJson(r, deps.parkedTtlMs, now),
+    );
 
   const pools = deps.pools.list().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const poolUsage = pools.map((p) => ({ pool: p, counts: poolCounts(allocator, p.name) }));
@@ -181,9 +201,9 @@ export async function dashboard(deps: DashboardDeps, query: string, limit: numbe
     now,
     subnets,
     pools: poolsJson,
-    holders: holders.slice(0, limit),
-    parked: parked.slice(0, limit),
-    leaks: leaks.slice(0, limit),
+    holders: await first(holders),
+    parked: await first(parked),
+    leaks: await first(leaks),
     matched: { holders: holders.length, parked: parked.length, leaks: leaks.length },
     parkedTtlMs: deps.parkedTtlMs,
     events: deps.events?.latest() ?? [],
