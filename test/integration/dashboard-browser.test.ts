@@ -8,16 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
 import { type Browser, type Page, chromium } from 'playwright-core';
-import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
-import { GALAXY_DEFAULTS } from '../../src/config/galaxy-config.js';
-import { silentLogger } from '../../src/log.js';
 import { packagePath } from '../../src/paths.js';
-import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
-import { type Floatip, startFloatip } from '../../src/server.js';
 import { CHROMIUM_ARGS, ensureChromium } from './chromium.js';
-import { DASHBOARD_CONFIG, type Seeded, runningPod, seed, shopPod } from './dashboard-world.js';
+import { DASHBOARD_CONFIG, type Seeded, runningPod, seed, seedPool, shopPod } from './dashboard-world.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 
@@ -71,6 +65,25 @@ const table = (page: Page, name: string) => page.getByRole('table', { name, exac
 const usageCard = (page: Page, title: string) => page.getByRole('article', { name: title, exact: true });
 const shown = async (page: Page, card: string, part: string) =>
   Number((await usageCard(page, card).locator(`dd[data-count="${part}"]`).innerText()).replace(/,/g, ''));
+
+/** The row of a table whose IP cell is exactly `ip`. */
+const rowOf = (page: Page, name: string, ip: string) =>
+  table(page, name)
+    .locator('tbody tr')
+    .filter({
+      has: page.locator('td[data-label="IP"]', { hasText: new RegExp(`^${ip.replace(/\./g, '\\.')}$`) }),
+    });
+
+/** Release, then confirm. */
+async function releaseFromPage(page: Page, name: string, ip: string): Promise<void> {
+  await rowOf(page, name, ip).getByRole('button', { name: 'Release' }).click();
+  await page
+    .getByRole('dialog', { name: `Release ${ip}?` })
+    .getByRole('button', { name: `Release ${ip}` })
+    .click();
+}
+
+const alert = (page: Page, text: string) => page.getByRole('alert').filter({ hasText: text }).waitFor();
 
 test('the subnet and pool bars show what /v1/subnets counts', async () => {
   const page = await open(world.floatip.apiUrl);
@@ -132,7 +145,7 @@ test('it follows an allocation live, without reloading', async () => {
 
 test('a release from the page asks first, then releases', async () => {
   const page = await open(world.floatip.apiUrl);
-  const row = table(page, 'Parked').locator('tbody tr', { hasText: seeded.parked });
+  const row = rowOf(page, 'Parked', seeded.parked);
   await row.getByRole('button', { name: 'Release' }).click();
   const dialog = page.getByRole('dialog', { name: `Release ${seeded.parked}?` });
   await expect(dialog.innerText()).resolves.toContain('dp_ns1_shop_');
@@ -140,29 +153,23 @@ test('a release from the page asks first, then releases', async () => {
   await dialog.waitFor({ state: 'detached' });
   expect(world.floatip.allocator.get(seeded.parked)?.key).toBe('dp_ns1_shop_');
 
-  await row.getByRole('button', { name: 'Release' }).click();
-  await dialog.getByRole('button', { name: `Release ${seeded.parked}` }).click();
-  await page
-    .getByRole('alert')
-    .filter({ hasText: `released ${seeded.parked}` })
-    .waitFor();
+  await releaseFromPage(page, 'Parked', seeded.parked);
+  await alert(page, `released ${seeded.parked}`);
   expect(world.floatip.allocator.get(seeded.parked)).toBeUndefined();
   await row.waitFor({ state: 'detached' });
   // running pods' addresses offer no release
-  const solo = table(page, 'Holders').locator('tbody tr', { hasText: seeded.running.solo! });
+  const solo = rowOf(page, 'Holders', seeded.running.solo!);
+  expect(await solo.count()).toBe(1);
   expect(await solo.getByRole('button', { name: 'Release' }).count()).toBe(0);
   await close(page);
 });
 
 describe('with --api-auth=kubernetes', () => {
-  let server: EmbeddedApiServer;
-  let floatip: Floatip;
+  let guarded: World;
 
   beforeAll(async () => {
-    server = await startApiServer({
-      port: 0,
-      seed: 'none',
-      log: () => undefined,
+    guarded = await World.start({
+      config: DASHBOARD_CONFIG,
       auth: {
         tokens: { 't-viewer': { username: 'viewer' }, 't-ops': { username: 'ops' } },
         grants: {
@@ -175,38 +182,11 @@ describe('with --api-auth=kubernetes', () => {
         },
       },
     });
-    const core = server.kubeConfig().makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: 'kube-system' } } });
-    await core.createNamespacedConfigMap({
-      namespace: 'kube-system',
-      body: {
-        metadata: { name: 'floatingip-config' },
-        data: { floatingips: JSON.stringify(DASHBOARD_CONFIG) },
-      },
-    });
-    floatip = await startFloatip({
-      kubeConfig: server.kubeConfig(),
-      galaxy: GALAXY_DEFAULTS,
-      resource: DEFAULT_RESOURCE,
-      poolNamespace: 'kube-system',
-      bind: '127.0.0.1',
-      port: 0,
-      apiPort: 0,
-      apiAuth: 'kubernetes',
-      log: silentLogger(),
-      resyncIntervalMs: 0,
-    });
-    const pooled = await fetch(`${floatip.apiUrl}/v1/pool`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer t-ops' },
-      body: JSON.stringify({ name: 'p1', size: 1, preAllocateIP: true }),
-    });
-    expect(pooled.status).toBe(200);
+    await seedPool(guarded, { Authorization: 'Bearer t-ops' });
   }, 60_000);
 
   afterAll(async () => {
-    await floatip?.close();
-    await server?.close();
+    await guarded?.stop();
   });
 
   const useToken = async (page: Page, token: string) => {
@@ -215,38 +195,25 @@ describe('with --api-auth=kubernetes', () => {
   };
 
   test('the page asks for a token; a release needs delete floatingips, as POST /v1/ip does', async () => {
-    const page = await open(floatip.apiUrl);
+    const page = await open(guarded.floatip.apiUrl);
     await page.getByRole('status').filter({ hasText: 'unauthorized: send a bearer token' }).waitFor();
     expect(await table(page, 'Parked').count()).toBe(0);
     await useToken(page, 't-viewer');
-    const row = table(page, 'Parked').locator('tbody tr', { hasText: 'pool__p1_' });
-    await row.waitFor();
-    const [ip] = await row.locator('td[data-label="IP"]').allInnerTexts();
+    const first = table(page, 'Parked').locator('tbody tr', { hasText: 'pool__p1_' }).first();
+    await first.waitFor();
+    const ip = await first.locator('td[data-label="IP"]').innerText();
 
-    await row.getByRole('button', { name: 'Release' }).click();
-    await page
-      .getByRole('dialog')
-      .getByRole('button', { name: `Release ${ip}` })
-      .click();
-    await page
-      .getByRole('alert')
-      .filter({
-        hasText: `${ip} was not released (403): forbidden: viewer may not delete floatingips.galaxy.k8s.io`,
-      })
-      .waitFor();
-    expect(floatip.allocator.get(ip!)?.key).toBe('pool__p1_');
+    await releaseFromPage(page, 'Parked', ip);
+    await alert(
+      page,
+      `${ip} was not released (403): forbidden: viewer may not delete floatingips.galaxy.k8s.io`,
+    );
+    expect(guarded.floatip.allocator.get(ip)?.key).toBe('pool__p1_');
 
     await useToken(page, 't-ops');
-    await row.getByRole('button', { name: 'Release' }).click();
-    await page
-      .getByRole('dialog')
-      .getByRole('button', { name: `Release ${ip}` })
-      .click();
-    await page
-      .getByRole('alert')
-      .filter({ hasText: `released ${ip}` })
-      .waitFor();
-    expect(floatip.allocator.get(ip!)).toBeUndefined();
+    await releaseFromPage(page, 'Parked', ip);
+    await alert(page, `released ${ip}`);
+    expect(guarded.floatip.allocator.get(ip)).toBeUndefined();
     await close(page);
   });
 });

@@ -1,7 +1,7 @@
 // The floatip dashboard: GET /v1/dashboard every few seconds (no reload), drawn with preact.
 // Under --api-auth=kubernetes the API answers 401/403 until the user gives a bearer token; a
 // release asks first, then goes to POST /v1/ip with that token, judged as any API call.
-import { render } from 'preact';
+import { type ComponentChildren, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { DashboardJson, EventJson, HolderJson } from '../../src/api/dashboard-wire.js';
 import { type ReleaseAnswer, type Answer, fetchDashboard, release, saveToken, savedToken } from './api.js';
@@ -190,57 +190,39 @@ function App() {
               onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
             />
           </div>
-          <section aria-labelledby="holders">
-            <h2 id="holders">
-              Holders <span class="n">{data.matched.holders}</span>
-            </h2>
-            <SortableTable
-              label="Holders"
-              columns={holderColumns(now)}
-              rows={data.holders}
-              rowKey={(h) => h.ip}
-              matched={data.matched.holders}
-              empty={query ? `no address, key or node matches “${query}”` : 'no address is held'}
-              actions={releaseButton}
-            />
-          </section>
-          <section aria-labelledby="parked">
-            <h2 id="parked">
-              Parked <span class="n">{data.matched.parked}</span>
-            </h2>
-            <p class="note">
-              {data.parkedTtlMs
+          <HolderSection
+            id="holders"
+            title="Holders"
+            columns={holderColumns(now)}
+            rows={data.holders}
+            matched={data.matched.holders}
+            empty={query ? `no address, key or node matches “${query}”` : 'no address is held'}
+            actions={releaseButton}
+          />
+          <HolderSection
+            id="parked"
+            title="Parked"
+            note={
+              data.parkedTtlMs
                 ? `--parked-ip-ttl is ${duration(data.parkedTtlMs)}: an app's never-released address is freed that long after it was parked, once the app is gone.`
-                : '--parked-ip-ttl is off: parked addresses stay until released.'}
-            </p>
-            <SortableTable
-              label="Parked"
-              columns={parkedColumns(now)}
-              rows={data.parked}
-              rowKey={(h) => h.ip}
-              matched={data.matched.parked}
-              empty="no address is parked"
-              actions={releaseButton}
-            />
-          </section>
-          <section aria-labelledby="leaks">
-            <h2 id="leaks">
-              Leak candidates <span class="n">{data.matched.leaks}</span>
-            </h2>
-            <p class="note">
-              Addresses whose pod is gone, finished or replaced, as floatip's pod cache sees it now; the
-              resync releases them per their policy once it sees them twice.
-            </p>
-            <SortableTable
-              label="Leak candidates"
-              columns={leakColumns(now)}
-              rows={data.leaks}
-              rowKey={(h) => h.ip}
-              matched={data.matched.leaks}
-              empty="no leak candidate"
-              actions={releaseButton}
-            />
-          </section>
+                : '--parked-ip-ttl is off: parked addresses stay until released.'
+            }
+            columns={parkedColumns(now)}
+            rows={data.parked}
+            matched={data.matched.parked}
+            empty="no address is parked"
+            actions={releaseButton}
+          />
+          <HolderSection
+            id="leaks"
+            title="Leak candidates"
+            note="Addresses whose pod is gone, finished or replaced, as floatip's pod cache sees it now; the resync releases them per their policy once it sees them twice."
+            columns={leakColumns(now)}
+            rows={data.leaks}
+            matched={data.matched.leaks}
+            empty="no leak candidate"
+            actions={releaseButton}
+          />
           <section aria-labelledby="events">
             <h2 id="events">Latest Events</h2>
             <SortableTable
@@ -262,6 +244,36 @@ function App() {
         />
       ) : null}
     </>
+  );
+}
+
+/** One list of addresses: its title and count, a note, the table. */
+function HolderSection(props: {
+  id: string;
+  title: string;
+  note?: string;
+  columns: Column<HolderJson>[];
+  rows: HolderJson[];
+  matched: number;
+  empty: string;
+  actions: (h: HolderJson) => ComponentChildren;
+}) {
+  return (
+    <section aria-labelledby={props.id}>
+      <h2 id={props.id}>
+        {props.title} <span class="n">{props.matched}</span>
+      </h2>
+      {props.note ? <p class="note">{props.note}</p> : null}
+      <SortableTable
+        label={props.title}
+        columns={props.columns}
+        rows={props.rows}
+        rowKey={(h) => h.ip}
+        matched={props.matched}
+        empty={props.empty}
+        actions={props.actions}
+      />
+    </section>
   );
 }
 
