@@ -2,11 +2,13 @@
 // put in dist/dashboard/ (esbuild, from web/dashboard/). Public, as the API's description is: the
 // page holds no data; it asks GET /v1/dashboard, with the token the user gives it when
 // --api-auth asks for one. Nothing is fetched from elsewhere, which the policy header says too.
+// Unbuilt (tests run from the sources), the page is a 404 that says how to build it, not a 5xx:
+// the server is fine, the file is not there.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { RequestHandler, Response } from 'express';
 import { packagePath } from '../paths.js';
-import { ApiError, notFound } from './envelope.js';
+import { notFound } from './envelope.js';
 
 export const DASHBOARD_ASSETS = packagePath('dist', 'dashboard');
 
@@ -18,8 +20,7 @@ const POLICY =
 
 function send(res: Response, dir: string, file: string): void {
   const full = path.join(dir, file);
-  if (!existsSync(full))
-    throw new ApiError(503, `the dashboard is not built (no ${full}): run npm run build`);
+  if (!existsSync(full)) throw notFound(`the dashboard is not built (no ${full}): run npm run build`);
   res.setHeader('Content-Security-Policy', POLICY);
   res.setHeader('Cache-Control', 'no-cache');
   res.sendFile(file, { root: dir, dotfiles: 'deny' });

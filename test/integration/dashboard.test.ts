@@ -157,10 +157,10 @@ test('the page is public, its files are only those built; unbuilt, it says how t
     dashboardAssets: mkdtempSync(path.join(tmpdir(), 'floatip-unbuilt-')),
   });
   const page = await fetch(`${url}/`);
-  expect(page.status).toBe(503);
+  expect(page.status).toBe(404);
   expect(await page.json()).toEqual({
-    code: 503,
-    message: expect.stringMatching(/^service unavailable: the dashboard is not built .*run npm run build$/),
+    code: 404,
+    message: expect.stringMatching(/^not found: the dashboard is not built .*run npm run build$/),
   });
   for (const file of ['index.html', 'package.json', '..%2Fpackage.json', 'dashboard.ts'])
     expect((await fetch(`${url}/dashboard/${file}`)).status).toBe(404);
