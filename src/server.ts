@@ -6,7 +6,10 @@ import { type Server as HttpsServer, createServer as createHttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { restApp } from './api/index.js';
+import { startUsageSampling } from './api/dashboard.js';
 import { kubernetesAuth } from './api/kube-auth.js';
+import { RecentEvents } from './api/recent-events.js';
+import { UsageHistory } from './api/usage-history.js';
 import type { GalaxyConfig } from './config/galaxy-config.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
@@ -139,7 +142,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   let shuttingDown = false;
   const serving = () => isLeader() && !shuttingDown;
 
-  const events = new KubeEventRecorder(kubeConfig, log);
+  const written = new KubeEventRecorder(kubeConfig, log);
+  // every Event goes through the dashboard's list of the latest on its way to the API server
+  const events = new RecentEvents(written);
   const allocator = new Allocator();
   const pools = new PoolStore(kubeConfig, options.poolNamespace, log, guard);
   const nodes = new NodeFacts(allocator);
@@ -389,6 +394,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       lifecycle.start();
     }
     requeue.startedListening();
+    const usage = new UsageHistory();
+    const clock = options.clock ?? Date.now;
+    const stopSampling = startUsageSampling({ allocator, pools, usage, clock }, USAGE_SAMPLE_MS);
+    stops.push(async () => stopSampling());
     const api = await listen(
       'the REST API port (--api-port)',
       restApp({
@@ -409,6 +418,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           void requeue.released(key);
         },
         ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
+        dashboard: { events, usage, parkedTtlMs: options.parkedIpTtlMs ?? 0, clock },
       }),
       options.bind,
       options.apiPort ?? 0,
@@ -436,13 +446,13 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       lifecycle,
       requeue,
       nodeFacts: nodes,
-      events,
+      events: written,
       metrics,
       isLeader,
       elector,
       async close() {
         for (const stop of stops.reverse()) await stop();
-        await events.flush();
+        await written.flush();
       },
     };
   } catch (err) {
@@ -450,6 +460,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     throw err;
   }
 }
+
+/** How often the dashboard's usage history is sampled (it keeps an hour). */
+const USAGE_SAMPLE_MS = 30_000;
 
 /** A port floatip was told to serve on could not be opened (in use, not permitted). */
 export class ListenError extends Error {

@@ -12,6 +12,8 @@ import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { PoolStore } from '../store/pool-store.js';
 import { ApiError, sendError } from './envelope.js';
+import type { RecentEvents } from './recent-events.js';
+import { UsageHistory } from './usage-history.js';
 import { describeFinding, isValidationFinding, openApiDocument, requestValidator } from './openapi.js';
 import { apiRoutes, expressPath } from './routes.js';
 
@@ -21,7 +23,7 @@ export interface RestDeps {
   /** Pods: the cache, and the API server for what it cannot decide alone (a release). */
   readonly pods: Pick<PodLookup, 'cached' | 'find'>;
   /** Pools in the configured pool namespace. */
-  readonly pools: Pick<PoolStore, 'fetch' | 'put' | 'delete'>;
+  readonly pools: Pick<PoolStore, 'fetch' | 'put' | 'delete' | 'list'>;
   readonly locks: DecisionLocks;
   readonly events: EventRecorder;
   readonly log: Logger;
@@ -43,6 +45,16 @@ export interface RestDeps {
   readonly bodyLimit?: string;
   /** After an address of this key was released through the API. */
   readonly released?: (key: string) => void;
+  /** What GET /v1/dashboard shows beyond the allocator: the Events kept, the usage history, --parked-ip-ttl. */
+  readonly dashboard?: {
+    readonly events?: Pick<RecentEvents, 'latest'>;
+    /** Default: one filled by the dashboard's requests only. */
+    readonly usage?: UsageHistory;
+    readonly parkedTtlMs?: number;
+    readonly clock?: () => number;
+  };
+  /** Where the dashboard page's built files are (default dist/dashboard). */
+  readonly dashboardAssets?: string;
 }
 
 /**
@@ -68,6 +80,12 @@ export function restApp(deps: RestDeps): express.Express {
   const routes = apiRoutes({
     ...deps,
     audit: { events: deps.events, log },
+    dashboard: {
+      ...(deps.dashboard?.events ? { events: deps.dashboard.events } : {}),
+      usage: deps.dashboard?.usage ?? new UsageHistory(),
+      parkedTtlMs: deps.dashboard?.parkedTtlMs ?? 0,
+      clock: deps.dashboard?.clock ?? Date.now,
+    },
   });
   const register = (route: (typeof routes)[number]) =>
     app[route.method](expressPath(route.path), route.handler);

@@ -1,6 +1,8 @@
 // The one route table: every operation the server registers, by the OpenAPI path it implements.
 // app.ts registers exactly these, and a test checks them against the document both ways.
 import type { RequestHandler } from 'express';
+import { type DashboardDeps, dashboardRoute } from './dashboard.js';
+import { dashboardPage } from './dashboard-page.js';
 import { notFound } from './envelope.js';
 import { ipRoutes, type IPRouteDeps } from './ip-routes.js';
 import { openApiDocument } from './openapi.js';
@@ -17,10 +19,14 @@ export interface Route {
   readonly public?: boolean;
 }
 
-export interface RouteDeps extends Omit<IPRouteDeps, 'store'>, Omit<PoolRouteDeps, 'store'> {
+export interface RouteDeps extends Omit<IPRouteDeps, 'store'>, Omit<PoolRouteDeps, 'store' | 'pools'> {
   readonly store: IPRouteDeps['store'] & PoolRouteDeps['store'];
   /** /metrics, built elsewhere; without it /metrics answers 404. */
   readonly metrics?: RequestHandler;
+  readonly dashboard: Omit<DashboardDeps, 'allocator' | 'pods' | 'pools'>;
+  readonly pools: PoolRouteDeps['pools'] & DashboardDeps['pools'];
+  /** Where the page's built files are (default dist/dashboard). */
+  readonly dashboardAssets?: string;
 }
 
 export function apiRoutes(deps: RouteDeps): Route[] {
@@ -30,7 +36,17 @@ export function apiRoutes(deps: RouteDeps): Route[] {
     res.json(openApiDocument());
   };
   const metrics = deps.metrics;
+  const page = dashboardPage(deps.dashboardAssets);
+  const usage = dashboardRoute({
+    ...deps.dashboard,
+    allocator: deps.allocator,
+    pods: deps.pods,
+    pools: deps.pools,
+  });
   return [
+    { method: 'get', path: '/', handler: page.page, public: true },
+    { method: 'get', path: '/dashboard/{file}', handler: page.file, public: true },
+    { method: 'get', path: '/v1/dashboard', handler: usage },
     { method: 'get', path: '/v1/ip', handler: ip.list },
     { method: 'post', path: '/v1/ip', handler: ip.release },
     { method: 'get', path: '/v1/ip/{ip}', handler: ip.get },

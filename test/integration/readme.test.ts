@@ -54,6 +54,7 @@ describe('npm start, then the walkthrough', () => {
       'crds',
       'openapi',
       'manifests',
+      'web',
     ])
       cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));

@@ -5,7 +5,7 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { type RestDeps, restApp } from '../../src/api/index.js';
-import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
+import { type ApiServerOptions, type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../../src/cni/args.js';
 import { GALAXY_DEFAULTS, type GalaxyConfig } from '../../src/config/galaxy-config.js';
 import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
@@ -22,6 +22,8 @@ export interface WorldOptions {
   readonly parkedIpTtlMs?: number;
   /** The lifecycle's clock (the parked-IP TTL's cutoff). */
   readonly clock?: () => number;
+  /** Tokens and grants of the API server; floatip then runs with --api-auth=kubernetes. */
+  readonly auth?: ApiServerOptions['auth'];
 }
 
 export interface PodSpec {
@@ -54,7 +56,12 @@ export class World {
   }
 
   static async start(options: WorldOptions): Promise<World> {
-    const server = await startApiServer({ port: 0, seed: 'none', log: () => undefined });
+    const server = await startApiServer({
+      port: 0,
+      seed: 'none',
+      log: () => undefined,
+      ...(options.auth ? { auth: options.auth } : {}),
+    });
     try {
       await World.prepare(server, options);
       return new World(server, await World.floatip(server, options), options);
@@ -88,6 +95,7 @@ export class World {
       port: 0,
       apiPort: 0,
       validateApiResponses: true,
+      ...(options.auth ? { apiAuth: 'kubernetes' as const } : {}),
       log: silentLogger(),
       // passes are run by hand (lifecycle.resync()), so that tests decide when
       resyncIntervalMs: 0,

@@ -47,7 +47,7 @@ const VERB_SHAPES: Record<string, (json: unknown) => boolean> = {
 };
 VERB_SHAPES.priority = VERB_SHAPES.prioritize!;
 
-/** The REST API's answers: JSON ones are the envelope; the document, metrics and Swagger UI are what they are. */
+/** The REST API's answers: JSON ones are the envelope; the document, metrics, Swagger UI and the dashboard are what they are. */
 export function restProblems(r: Req, a: Answer): string[] {
   if (a.status >= 500) return [`a server error (${a.status})`];
   if (r.method === 'HEAD' || (a.status >= 300 && a.status < 400)) return [];
@@ -60,6 +60,10 @@ export function restProblems(r: Req, a: Answer): string[] {
     if (route === '/metrics')
       return /^text\/plain/.test(String(a.headers['content-type'])) ? [] : ['metrics are not text'];
     if (route.startsWith('/apidocs')) return [];
+    // the dashboard's page and its bundled files (when built)
+    if (route === '/')
+      return /^text\/html/.test(String(a.headers['content-type'])) ? [] : ['the dashboard page is not HTML'];
+    if (route.startsWith('/dashboard/')) return [];
   }
   if (!isJson(a) || !isObject(a.json)) return [`an answer (${a.status}) that is not a JSON object`];
   // a page of IPs is galaxy's ListIPResp, the one answer without the envelope
