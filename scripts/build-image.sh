@@ -21,6 +21,7 @@ mkdir -p "$root"/{app,etc,tmp,usr/local/bin} && chmod 1777 "$root/tmp"
 # the application: what floatip reads at run time, and its production dependencies only
 cp -r dist/src "$root/app/dist-src"
 mkdir -p "$root/app/dist" && mv "$root/app/dist-src" "$root/app/dist/src"
+cp -r dist/dashboard "$root/app/dist/dashboard"
 cp -r package.json package-lock.json crds openapi "$root/app/"
 (cd "$root/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm "$root/app/package-lock.json"
