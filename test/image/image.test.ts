@@ -77,7 +77,17 @@ test('the image holds the built service and production dependencies only', async
   ]) {
     expect(files.has(file) ? file : `missing ${file}`).toBe(file);
   }
-  const dev = ['jest', 'typescript', 'eslint', 'ts-jest', 'prettier', 'playwright-core', 'fast-check', 'esbuild', 'preact'];
+  const dev = [
+    'jest',
+    'typescript',
+    'eslint',
+    'ts-jest',
+    'prettier',
+    'playwright-core',
+    'fast-check',
+    'esbuild',
+    'preact',
+  ];
   expect(dev.filter((name) => files.has(`app/node_modules/${name}`))).toEqual([]);
   expect([...files].filter((f) => f.startsWith('app/src/') || f.startsWith('app/test/'))).toEqual([]);
 });
@@ -151,7 +161,10 @@ test('started with runc on a read-only root: /healthz answers, and SIGTERM ends 
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     // the dashboard's built page is in the image, not only in a developer's dist/
     const page = await fetch(`http://127.0.0.1:${apiPort}/`);
-    expect([page.status, page.headers.get('content-type')]).toEqual([200, expect.stringContaining('text/html')]);
+    expect([page.status, page.headers.get('content-type')]).toEqual([
+      200,
+      expect.stringContaining('text/html'),
+    ]);
     const stopped = Date.now();
     await exec('runc', ['kill', id, 'TERM']);
     expect(await run.exited).toBe(0);
