@@ -35,7 +35,7 @@ export function createPod(server: EmbeddedApiServer, name: string, annotation?: 
       spec: { containers: [{ name: 'app', image: 'app' }] },
     } as KubeObject,
   ]);
-  return pod!.metadata.uid!;
+  return pod!.metadata!.uid!;
 }
 
 export async function annotate(server: EmbeddedApiServer, name: string, annotation: unknown): Promise<void> {
