@@ -2,11 +2,9 @@
 // loopback, pods annotated as floatip's bind leaves them, and floatip-cni exec'd as kubelet would,
 // timed from spawn to exit. Prints the samples (ms) as one JSON object.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DEMO_NAMESPACES, type KubeObject, startApiServer } from '../src/apiserver/index.js';
-import { CNI_ARGS_ANNOTATION } from '../src/cni/args.js';
+import { dirname, join } from 'node:path';
+import { DEMO_NAMESPACES, startApiServer } from '../src/apiserver/index.js';
+import { createPod, writeKubeconfig } from './cni-fixtures.js';
 
 const [master, podNetns, runsText] = process.argv.slice(2) as [string, string, string];
 const runs = Number(runsText);
@@ -40,26 +38,10 @@ const server = await startApiServer({ port: 0, seed: [...DEMO_NAMESPACES], log: 
 const uids: Record<string, string> = {};
 for (const dual of [false, true]) {
   const name = dual ? 'dual' : 'v4';
-  const [pod] = server.createObjects([
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name,
-        namespace: 'default',
-        annotations: { [CNI_ARGS_ANNOTATION]: JSON.stringify({ common: { ipinfos: ipinfos(dual) } }) },
-      },
-      spec: { containers: [{ name: 'app', image: 'app' }] },
-    } as KubeObject,
-  ]);
-  uids[name] = pod!.metadata!.uid!;
+  uids[name] = createPod(server, name, { common: { ipinfos: ipinfos(dual) } });
 }
-const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-bench-'));
-const kubeconfig = join(dir, 'kubeconfig');
-writeFileSync(
-  kubeconfig,
-  `apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\nclusters: [{name: k, cluster: {server: "${server.url}"}}]\nusers: [{name: u, user: {token: t}}]\n`,
-);
+const kubeconfig = writeKubeconfig(server.url);
+const dir = dirname(kubeconfig);
 const delegate = { type: 'macvlan', master, mode: 'bridge' };
 const network = JSON.stringify({
   cniVersion: '1.0.0',

@@ -1,42 +1,16 @@
 // The pods the floatip-cni tests configure, as floatip's bind leaves them in the API server.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  DEMO_NAMESPACES,
-  type EmbeddedApiServer,
-  type KubeObject,
-  startApiServer,
-} from '../../src/apiserver/index.js';
+import { DEMO_NAMESPACES, type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
+import { writeKubeconfig } from '../../bench/cni-fixtures.js';
 import { CNI_BIN } from './setup.js';
 
 export const startPodSource = (): Promise<EmbeddedApiServer> =>
   startApiServer({ port: 0, seed: [...DEMO_NAMESPACES], log: () => undefined });
 
-/** A pod in `default`, with the annotation when given; returns its UID. */
-export function createPod(server: EmbeddedApiServer, name: string, annotation?: unknown): string {
-  const [pod] = server.createObjects([
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name,
-        namespace: 'default',
-        ...(annotation !== undefined
-          ? {
-              annotations: {
-                [CNI_ARGS_ANNOTATION]:
-                  typeof annotation === 'string' ? annotation : JSON.stringify(annotation),
-              },
-            }
-          : {}),
-      },
-      spec: { containers: [{ name: 'app', image: 'app' }] },
-    } as KubeObject,
-  ]);
-  return pod!.metadata!.uid!;
-}
+export { createPod } from '../../bench/cni-fixtures.js';
 
 export async function annotate(server: EmbeddedApiServer, name: string, annotation: unknown): Promise<void> {
   const res = await fetch(`${server.url}/api/v1/namespaces/default/pods/${name}`, {
@@ -49,24 +23,8 @@ export async function annotate(server: EmbeddedApiServer, name: string, annotati
   if (res.status !== 200) throw new Error(`annotating pod ${name}: ${res.status} ${await res.text()}`);
 }
 
-/** A kubeconfig file for `server` (a URL as the plugin will see it). */
-export function kubeconfigFor(server: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-'));
-  const file = join(dir, 'kubeconfig');
-  writeFileSync(
-    file,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'current-context: node',
-      'contexts: [{name: node, context: {cluster: local, user: floatip-cni}}]',
-      `clusters: [{name: local, cluster: {server: "${server}"}}]`,
-      'users: [{name: floatip-cni, user: {token: node-token}}]',
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
+/** A kubeconfig file for `server` (a URL as the plugin will see it), with a token. */
+export const kubeconfigFor = (server: string): string => writeKubeconfig(server);
 
 export const stateDir = (): string => mkdtempSync(join(tmpdir(), 'floatip-cni-state-'));
 

@@ -4,11 +4,9 @@
 // pods only; its token and the cluster CA as files), configures the pod's namespace through the
 // macvlan delegate, and the pods ping each other over IPv4 and IPv6.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { writeKubeconfig } from '../../bench/cni-fixtures.js';
 import { cniEnv, stateDir } from '../cni/helpers.js';
 import { Lab, NODE_API_PORT, pings, runPlugin } from '../cni/netns.js';
 import { ensureDebianPackages } from '../cni/setup.js';
@@ -56,24 +54,16 @@ async function nodeKubeconfig(): Promise<string> {
     },
     { timeoutMs: 30_000, intervalMs: 200 },
   );
-  const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-e2e-'));
-  writeFileSync(join(dir, 'token'), Buffer.from(secret.data!.token!, 'base64'));
-  writeFileSync(join(dir, 'ca.crt'), Buffer.from(secret.data!['ca.crt']!, 'base64'));
-  const file = join(dir, 'kubeconfig');
-  writeFileSync(
-    file,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'current-context: node',
-      'contexts: [{name: node, context: {cluster: e2e, user: floatip-cni}}]',
-      // the node's own loopback, forwarded to the cluster's kube-apiserver
-      `clusters: [{name: e2e, cluster: {server: "https://127.0.0.1:${NODE_API_PORT}", certificate-authority: ca.crt}}]`,
-      'users: [{name: floatip-cni, user: {tokenFile: token}}]',
-      '',
-    ].join('\n'),
+  // the node's own loopback, forwarded to the cluster's kube-apiserver
+  return writeKubeconfig(
+    `https://127.0.0.1:${NODE_API_PORT}`,
+    { tokenFile: 'token' },
+    { 'certificate-authority': 'ca.crt' },
+    {
+      token: Buffer.from(secret.data!.token!, 'base64'),
+      'ca.crt': Buffer.from(secret.data!['ca.crt']!, 'base64'),
+    },
   );
-  return file;
 }
 
 scenario(
