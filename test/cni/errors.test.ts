@@ -2,13 +2,14 @@
 // details), exit 1, no stack trace on stdout or stderr; and a failed ADD leaves nothing behind (no
 // interface, no state). Each error is printed as the plugin printed it.
 import { createServer } from 'node:net';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
 import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
 import { buildPlugin, ensureDebianPackages } from './setup.js';
 
 const lab = new Lab();
+let build: string | undefined;
 let server: EmbeddedApiServer;
 let kubeconfig: string;
 let state: string;
@@ -34,7 +35,7 @@ function refusal(what: string, run: PluginRun): Record<string, unknown> {
 }
 
 beforeAll(async () => {
-  await Promise.all([ensureDebianPackages(), buildPlugin()]);
+  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
   server = await startPodSource();
   kubeconfig = kubeconfigFor(server.url);
   state = stateDir();
@@ -60,6 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await lab.destroy();
+  if (build) rmSync(build, { recursive: true, force: true });
   await server?.close();
 });
 

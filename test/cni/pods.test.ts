@@ -2,13 +2,14 @@
 // addresses from the pods' annotations (served by the embedded API server) through the macvlan
 // delegate, dual stack; they ping each other over IPv4 and IPv6. Then CHECK, DEL and GC as kubelet
 // and the runtime would call them.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { annotate, cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
 import { ip, Lab, NODE_API_PORT, pings, runPlugin } from './netns.js';
 import { buildPlugin, ensureDebianPackages } from './setup.js';
 
 const lab = new Lab();
+let build: string | undefined;
 let server: EmbeddedApiServer;
 let masters: [string, string];
 let kubeconfig: string;
@@ -36,7 +37,7 @@ const dualStack = (n: number) => ({
 });
 
 beforeAll(async () => {
-  await Promise.all([ensureDebianPackages(), buildPlugin()]);
+  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
   server = await startPodSource();
   masters = await lab.twoNodes('node1', 'node2');
   await lab.exposeApiServer(server.url, [node(0), node(1)]);
@@ -46,6 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await lab.destroy();
+  if (build) rmSync(build, { recursive: true, force: true });
   await server?.close();
 });
 

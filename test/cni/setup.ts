@@ -3,11 +3,13 @@
 // once per machine under a file lock so that parallel jest workers wait for one install; and the
 // plugin built (dist/src/cni-plugin/main.js), as the runtime would exec it.
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, chmodSync, constants } from 'node:fs';
+import { accessSync, chmodSync, constants, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 export const CNI_BIN = '/usr/lib/cni';
-export const PLUGIN = new URL('../../dist/src/cni-plugin/main.js', import.meta.url).pathname;
+const ROOT = new URL('../../', import.meta.url).pathname;
+/** The plugin the tests run: the package's build (as the e2e suite's globalSetup makes it), or buildPlugin()'s. */
+export let PLUGIN = `${ROOT}dist/src/cni-plugin/main.js`;
 const LOCK = '/tmp/floatip-cni-plugins-install.lock';
 const NEEDED: Record<string, string> = {
   [`${CNI_BIN}/macvlan`]: 'containernetworking-plugins',
@@ -46,8 +48,18 @@ export async function ensureDebianPackages(): Promise<void> {
   if (code !== 0) throw new Error(`installing ${packages} with apt-get failed (exit ${code})`);
 }
 
-/** Builds the package (as cli.test.ts does) and makes the plugin executable, as an install does. */
-export async function buildPlugin(): Promise<void> {
-  await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json']);
+/**
+ * Builds the plugin and what it imports, alone, into a directory of this process (so that test
+ * files building at once do not rewrite each other's or dist/'s files while they run), and makes it
+ * executable, as an install does. Returns the directory, for `rmSync` after the tests.
+ */
+export async function buildPlugin(): Promise<string> {
+  const out = `${ROOT}node_modules/.cache/floatip-cni-test/${process.pid}`;
+  rmSync(out, { recursive: true, force: true });
+  await promisify(execFile)('npx', ['tsc', '-p', 'test/cni/tsconfig.plugin.json', '--outDir', out], {
+    cwd: ROOT,
+  });
+  PLUGIN = `${out}/src/cni-plugin/main.js`;
   chmodSync(PLUGIN, 0o755);
+  return out;
 }
