@@ -18,7 +18,9 @@ const codec = () => import('../cni/args.js');
 
 /** One decoder per wire format: galaxy's `ipinfos` argument is read as the annotation's `common`. */
 async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promise<CniArgs | undefined> {
-  const raw = env.args.get('ipinfos') ?? network.args?.ipinfos;
+  // `args.cni` is where the CNI conventions put a runtime's arguments; `args` itself, galaxy's form
+  const cni = network.args?.cni as Record<string, unknown> | undefined;
+  const raw = env.args.get('ipinfos') ?? network.args?.ipinfos ?? cni?.ipinfos;
   if (raw === undefined) return undefined;
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
   const { parseCniArgs, CniArgsError } = await codec();
