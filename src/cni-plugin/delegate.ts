@@ -175,6 +175,8 @@ export async function runDelegate(
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.on('error', fail);
       child.on('close', (exit) => done({ code: exit, stdout: out, stderr: err }));
+      // a delegate that exits without reading its configuration is judged by its exit and output
+      child.stdin.on('error', () => undefined);
       child.stdin.end(JSON.stringify(config));
     },
   );

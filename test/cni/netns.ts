@@ -48,6 +48,7 @@ export function runPlugin(env: Record<string, string>, config: unknown, netns?: 
       }
       resolve({ code, out, stdout, stderr });
     });
+    child.stdin.on('error', () => undefined); // the run's output says what happened
     child.stdin.end(typeof config === 'string' ? config : JSON.stringify(config));
   });
 }
