@@ -5,6 +5,7 @@
 export const DOORS = {
   ipam: [],
   cni: ['ipam'],
+  'cni-plugin': ['cni'],
   pods: ['ipam', 'cni'],
   kube: ['log', 'paths'],
   store: ['ipam', 'kube', 'log'],

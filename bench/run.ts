@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, with the machine it ran on. Pass suite names to run only those.
 import os from 'node:os';
 import { benchApiServer } from './apiserver.js';
+import { benchCni } from './cni.js';
 import { benchExtender } from './extender.js';
 import { benchIpam } from './ipam.js';
 import { benchRest } from './rest.js';
@@ -13,6 +14,7 @@ const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   store: benchStore,
   extender: benchExtender,
   rest: benchRest,
+  cni: benchCni,
 };
 
 function machine(): string {

@@ -17,7 +17,7 @@ function readmeDoors(): Record<string, string[]> {
     if (cells.length < 5 || !cells[1]!.startsWith('`src/')) continue;
     const targets = cells[3] === 'nothing' ? [] : [...cells[3]!.matchAll(/`([a-z]+)`/g)].map((m) => m[1]!);
     if (cells[3] === 'everything') continue;
-    for (const path of cells[1]!.matchAll(/`src\/([a-z]+)(\/|\.ts)`/g)) doors[path[1]!] = targets;
+    for (const path of cells[1]!.matchAll(/`src\/([a-z-]+)(\/|\.ts)`/g)) doors[path[1]!] = targets;
   }
   return doors;
 }

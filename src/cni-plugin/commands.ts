@@ -1,0 +1,161 @@
+// The CNI operations. ADD undoes what it did when any part fails; DEL succeeds when the pod, its
+// annotation, its state or its interfaces are already gone; CHECK asks each delegate to verify its
+// interface (addresses and routes); GC forgets attachments the runtime no longer lists; STATUS asks
+// the API server for a pod, which needs exactly the RBAC ADD needs.
+import { get, loadKubeconfig, statusMessage } from './kube.js';
+import {
+  groupIPInfos,
+  mergeResults,
+  planInterfaces,
+  type PlannedInterface,
+  runDelegate,
+} from './delegate.js';
+import { podAddresses } from './ipinfos.js';
+import {
+  CniError,
+  Code,
+  type Environment,
+  type NetworkConfig,
+  type Result,
+  SUPPORTED_VERSIONS,
+  resultIn,
+} from './protocol.js';
+import { type AttachmentState, listStates, readState, removeState, writeState } from './state.js';
+
+export async function add(network: NetworkConfig, env: Environment): Promise<Result> {
+  const { args, pod } = await podAddresses(network, env);
+  const planned = planInterfaces(network, env.ifname, groupIPInfos(args.ipinfos, args.groups.length > 0));
+  const state: AttachmentState = {
+    containerId: env.containerId,
+    ifname: env.ifname,
+    netns: env.netns,
+    pod,
+    interfaces: planned,
+  };
+  await writeState(network.stateDir, network.name, state);
+  const results: Result[] = [];
+  try {
+    for (const one of planned) results.push((await runDelegate('ADD', one, env))!);
+  } catch (err) {
+    await undo(network, env, planned);
+    throw err;
+  }
+  const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));
+  await writeState(network.stateDir, network.name, { ...state, interfaces });
+  return resultIn(network.cniVersion, mergeResults(results));
+}
+
+/** A failed ADD's cleanup: every planned interface deleted (a delegate that failed may have left one). */
+async function undo(
+  network: NetworkConfig,
+  env: Environment,
+  planned: readonly PlannedInterface[],
+): Promise<void> {
+  for (const one of [...planned].reverse()) {
+    try {
+      await runDelegate('DEL', one, env);
+    } catch {
+      // the ADD's own error is the one to report; DEL of what never came up may fail
+    }
+  }
+  await removeState(network.stateDir, network.name, env.containerId, env.ifname);
+}
+
+/** What to delete: the state's interfaces, else prevResult's pod interfaces, else CNI_IFNAME alone. */
+function interfacesToDelete(
+  network: NetworkConfig,
+  env: Environment,
+  state?: AttachmentState,
+): PlannedInterface[] {
+  if (state && state.interfaces.length > 0) return [...state.interfaces];
+  const fromPrev = (network.prevResult?.interfaces ?? []).filter((i) => i.sandbox).map((i) => i.name);
+  const names = fromPrev.length > 0 ? fromPrev : [env.ifname];
+  // DEL needs no addresses: the static IPAM holds nothing
+  return names.map((ifname) => ({
+    ifname,
+    delegate: { ...network.delegate, cniVersion: '1.0.0', name: network.name, ipam: { type: 'static' } },
+  }));
+}
+
+export async function del(network: NetworkConfig, env: Environment): Promise<void> {
+  const state = await readState(network.stateDir, network.name, env.containerId, env.ifname);
+  for (const one of interfacesToDelete(network, env, state).reverse()) {
+    await runDelegate('DEL', one, { ...env, netns: env.netns || state?.netns || '' });
+  }
+  await removeState(network.stateDir, network.name, env.containerId, env.ifname);
+}
+
+export async function check(network: NetworkConfig, env: Environment): Promise<void> {
+  if (network.prevResult === undefined) {
+    throw new CniError(Code.invalidConfig, 'CHECK needs the prevResult of the ADD');
+  }
+  const state = await readState(network.stateDir, network.name, env.containerId, env.ifname);
+  if (state === undefined) {
+    throw new CniError(
+      Code.unknownContainer,
+      `container ${env.containerId} interface ${env.ifname} was not added by floatip-cni on network ${network.name}`,
+    );
+  }
+  for (const one of state.interfaces) {
+    if (one.result === undefined) {
+      throw new CniError(
+        Code.unknownContainer,
+        `interface ${one.ifname} of container ${env.containerId}: its ADD did not finish`,
+      );
+    }
+    await runDelegate('CHECK', one, env, one.result);
+  }
+}
+
+export async function gc(network: NetworkConfig, env: Environment): Promise<void> {
+  const valid = new Set((network.validAttachments ?? []).map((a) => `${a.containerID}:${a.ifname}`));
+  const failures: string[] = [];
+  for (const state of await listStates(network.stateDir, network.name)) {
+    if (valid.has(`${state.containerId}:${state.ifname}`)) continue;
+    try {
+      // the netns is usually gone with the container, which the delegates take as nothing to do
+      for (const one of [...state.interfaces].reverse()) {
+        await runDelegate('DEL', one, {
+          ...env,
+          containerId: state.containerId,
+          netns: state.netns,
+          ifname: one.ifname,
+        });
+      }
+      await removeState(network.stateDir, network.name, state.containerId, state.ifname);
+    } catch (err) {
+      failures.push(`${state.containerId}/${state.ifname}: ${(err as Error).message}`);
+    }
+  }
+  if (failures.length > 0) {
+    throw new CniError(
+      Code.delegateFailed,
+      `GC could not remove ${failures.length} attachment(s)`,
+      failures.join('; '),
+    );
+  }
+}
+
+export async function status(network: NetworkConfig): Promise<void> {
+  // under galaxy's daemon, with no kubeconfig, nothing outside this node is needed
+  if (network.kubeconfig === undefined) return;
+  let reason: string;
+  try {
+    const target = await loadKubeconfig(network.kubeconfig);
+    // a pod that does not exist: 404 proves the server answers and this user may get pods
+    const res = await get(
+      target,
+      '/api/v1/namespaces/default/pods/floatip-cni-status-probe',
+      network.requestTimeoutMs,
+    );
+    if (res.status === 404 || res.status === 200) return;
+    reason = `getting a pod: HTTP ${res.status}: ${statusMessage(res)}`;
+  } catch (err) {
+    reason = (err as Error).message;
+  }
+  throw new CniError(Code.notAvailable, `floatip-cni cannot serve ADD: ${reason}`);
+}
+
+export function version(cniVersion: string): Record<string, unknown> {
+  return { cniVersion, supportedVersions: [...SUPPORTED_VERSIONS] };
+}

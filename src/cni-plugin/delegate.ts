@@ -1,0 +1,222 @@
+// The data plane is the standard plugins' (Debian's containernetworking-plugins: vlan, macvlan,
+// ipvlan, bridge): floatip-cni turns the pod's ipinfos into one delegate configuration per pod
+// interface, with `static` IPAM carrying the addresses and the gateways as default routes, runs the
+// delegate and merges what they answer.
+import { spawn } from 'node:child_process';
+import { access, constants } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import type { IPInfo } from '../cni/args.js';
+import {
+  CniError,
+  Code,
+  DELEGATE_VERSION,
+  type DelegateConfig,
+  type Environment,
+  type Result,
+} from './protocol.js';
+
+/** One pod interface: its name and the exact configuration its delegate is given. */
+export interface PlannedInterface {
+  readonly ifname: string;
+  readonly delegate: Readonly<Record<string, unknown>> & { type: string };
+}
+
+/**
+ * `eth0`, then `eth1`, ...: the runtime's name for the first interface, the same stem with the next
+ * numbers for the others (galaxy's naming for a pod with several `request_ip_range` groups).
+ */
+export function interfaceNames(first: string, count: number): string[] {
+  const [, stem, digits] = /^(.*?)(\d*)$/.exec(first)!;
+  const start = digits === '' ? 0 : Number(digits);
+  return Array.from({ length: count }, (_, i) =>
+    i === 0 ? first : `${stem}${digits === '' ? i : start + i}`,
+  );
+}
+
+function checkIPInfo(info: IPInfo): void {
+  const [address, prefix, extra] = info.ip.split('/');
+  const family = isIP(address ?? '');
+  const bits = Number(prefix);
+  if (
+    family === 0 ||
+    extra !== undefined ||
+    !/^\d+$/.test(prefix ?? '') ||
+    bits > (family === 4 ? 32 : 128) ||
+    (info.gateway !== '' && isIP(info.gateway) !== family) ||
+    !Number.isInteger(info.vlan) ||
+    info.vlan < 0 ||
+    info.vlan > 4094
+  ) {
+    throw new CniError(
+      Code.badAnnotation,
+      `ipinfo ${JSON.stringify(info)} is not an address/prefix with a gateway of its family and a VLAN id 0-4094`,
+    );
+  }
+}
+
+/**
+ * Which ipinfos share an interface. With `request_ip_range` groups, one interface per ipinfo, as
+ * galaxy does; without, one interface per VLAN, so the IPv4 and IPv6 addresses of a dual-stack
+ * subnet are one interface with both default routes.
+ */
+export function groupIPInfos(ipinfos: readonly IPInfo[], perIPInfo: boolean): IPInfo[][] {
+  ipinfos.forEach(checkIPInfo);
+  if (perIPInfo) return ipinfos.map((info) => [info]);
+  const byVlan = new Map<number, IPInfo[]>();
+  for (const info of ipinfos) byVlan.set(info.vlan, [...(byVlan.get(info.vlan) ?? []), info]);
+  return [...byVlan.values()];
+}
+
+/** The delegate's L2 fields for one VLAN id, as each standard plugin expresses a VLAN. */
+function vlanFields(delegate: DelegateConfig, vlan: number): Record<string, unknown> {
+  if (vlan === 0) {
+    // an untagged address sits on the master itself; the vlan plugin cannot make VLAN 0
+    return delegate.type === 'vlan' ? { type: 'macvlan', mode: 'bridge' } : {};
+  }
+  switch (delegate.type) {
+    case 'vlan':
+      return { vlanId: vlan };
+    case 'macvlan':
+    case 'ipvlan':
+      // a VLAN interface of the master, shared by the node's pods of that VLAN, which the node has
+      return { master: `${String(delegate.master)}.${vlan}` };
+    case 'bridge':
+      return { vlan };
+    default:
+      throw new CniError(
+        Code.invalidConfig,
+        `VLAN ${vlan}: delegate ${delegate.type} has no VLAN setting floatip-cni knows (vlan, macvlan, ipvlan, bridge do)`,
+      );
+  }
+}
+
+/** The delegate configuration of every pod interface; only the first carries default routes. */
+export function planInterfaces(
+  network: { name: string; delegate: DelegateConfig },
+  firstIfname: string,
+  groups: readonly IPInfo[][],
+): PlannedInterface[] {
+  const names = interfaceNames(firstIfname, groups.length);
+  return groups.map((infos, i) => {
+    const routes =
+      i === 0
+        ? infos
+            .filter((info) => info.gateway !== '')
+            .map((info) => ({ dst: isIP(info.gateway) === 6 ? '::/0' : '0.0.0.0/0', gw: info.gateway }))
+        : [];
+    return {
+      ifname: names[i]!,
+      delegate: {
+        ...network.delegate,
+        ...vlanFields(network.delegate, infos[0]!.vlan),
+        cniVersion: DELEGATE_VERSION,
+        name: network.name,
+        ipam: {
+          type: 'static',
+          addresses: infos.map((info) => ({
+            address: info.ip,
+            ...(info.gateway !== '' ? { gateway: info.gateway } : {}),
+          })),
+          ...(routes.length > 0 ? { routes } : {}),
+        },
+      } as PlannedInterface['delegate'],
+    };
+  });
+}
+
+async function findPlugin(type: string, path: readonly string[]): Promise<string> {
+  for (const dir of path) {
+    const file = join(dir, type);
+    try {
+      await access(file, constants.X_OK);
+      return file;
+    } catch {
+      // not in this directory
+    }
+  }
+  throw new CniError(
+    Code.invalidConfig,
+    `delegate plugin ${JSON.stringify(type)} not found in CNI_PATH ${path.join(':')}`,
+  );
+}
+
+/**
+ * Runs the delegate for one interface. Its error object is passed on in `msg` and `details`, with
+ * which interface and command it was.
+ */
+export async function runDelegate(
+  command: 'ADD' | 'DEL' | 'CHECK',
+  planned: PlannedInterface,
+  env: Environment,
+  prevResult?: Result,
+): Promise<Result | undefined> {
+  const type = String(planned.delegate.type);
+  const file = await findPlugin(type, env.path);
+  const config = prevResult ? { ...planned.delegate, prevResult } : planned.delegate;
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (done, fail) => {
+      const child = spawn(file, [], {
+        env: {
+          PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+          CNI_COMMAND: command,
+          CNI_CONTAINERID: env.containerId,
+          CNI_NETNS: env.netns,
+          CNI_IFNAME: planned.ifname,
+          // the pod's arguments are floatip-cni's; static IPAM would read an IP= among them
+          CNI_ARGS: '',
+          CNI_PATH: env.path.join(':'),
+        },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('error', fail);
+      child.on('close', (exit) => done({ code: exit, stdout: out, stderr: err }));
+      // a delegate that exits without reading its configuration is judged by its exit and output
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(JSON.stringify(config));
+    },
+  );
+  if (code !== 0) {
+    let failure: { msg?: unknown; details?: unknown } = {};
+    try {
+      failure = JSON.parse(stdout) as typeof failure;
+    } catch {
+      // a delegate that broke the protocol: say what it printed
+    }
+    const msg = typeof failure.msg === 'string' ? failure.msg : (stdout + stderr).trim() || `exit ${code}`;
+    throw new CniError(
+      Code.delegateFailed,
+      `delegate ${type} ${command} ${planned.ifname}: ${msg}`,
+      typeof failure.details === 'string' && failure.details !== '' ? failure.details : undefined,
+    );
+  }
+  if (command !== 'ADD') return undefined;
+  try {
+    return JSON.parse(stdout) as Result;
+  } catch {
+    throw new CniError(
+      Code.delegateFailed,
+      `delegate ${type} ADD ${planned.ifname} printed no result: ${stdout.slice(0, 200)}`,
+    );
+  }
+}
+
+/** The delegates' results as one: their pod interfaces in order, each IP pointing at its own. */
+export function mergeResults(results: readonly Result[]): Result {
+  const interfaces: NonNullable<Result['interfaces']>[number][] = [];
+  const ips: NonNullable<Result['ips']>[number][] = [];
+  const routes: NonNullable<Result['routes']>[number][] = [];
+  for (const result of results) {
+    const offset = interfaces.length;
+    interfaces.push(...(result.interfaces ?? []));
+    for (const ip of result.ips ?? []) {
+      ips.push(ip.interface === undefined ? ip : { ...ip, interface: ip.interface + offset });
+    }
+    routes.push(...(result.routes ?? []));
+  }
+  return { cniVersion: DELEGATE_VERSION, interfaces, ips, routes, dns: results[0]?.dns ?? {} };
+}

@@ -1,0 +1,102 @@
+// Where ADD's ipinfos come from: galaxy's node daemon hands them over (`ipinfos=[...]` in CNI_ARGS,
+// or `args.ipinfos` in the configuration); otherwise the pod's `k8s.v1.cni.galaxy.io/args`
+// annotation, read from the API server and waited for, since kubelet may run the sandbox as soon as
+// the binding lands, before or after floatip's annotation.
+import type { CniArgs } from '../cni/args.js';
+import { get, loadKubeconfig, statusMessage } from './kube.js';
+import { CniError, Code, type Environment, type NetworkConfig } from './protocol.js';
+
+export interface PodAddresses {
+  readonly args: CniArgs;
+  /** namespace/name, when the annotation was the source. */
+  readonly pod?: string;
+}
+
+// The annotation codec loads the IPAM core's range parser (about 120 ms with ip-num: README, "The
+// node side"), so only ADD pays for it, not DEL, CHECK, GC, STATUS or VERSION.
+const codec = () => import('../cni/args.js');
+
+/** One decoder per wire format: galaxy's `ipinfos` argument is read as the annotation's `common`. */
+async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promise<CniArgs | undefined> {
+  // `args.cni` is where the CNI conventions put a runtime's arguments; `args` itself, galaxy's form
+  const cni = network.args?.cni as Record<string, unknown> | undefined;
+  const raw = env.args.get('ipinfos') ?? network.args?.ipinfos ?? cni?.ipinfos;
+  if (raw === undefined) return undefined;
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  const { parseCniArgs, CniArgsError } = await codec();
+  try {
+    return parseCniArgs(`{"common":{"ipinfos":${text}}}`);
+  } catch (err) {
+    if (err instanceof CniArgsError)
+      throw new CniError(Code.badAnnotation, `ipinfos argument: ${err.message}`, text);
+    throw err;
+  }
+}
+
+interface PodObject {
+  metadata?: { uid?: string; annotations?: Record<string, string> };
+}
+
+export async function podAddresses(network: NetworkConfig, env: Environment): Promise<PodAddresses> {
+  const handed = await fromGalaxyDaemon(network, env);
+  if (handed) return { args: handed };
+  const namespace = env.args.get('K8S_POD_NAMESPACE') ?? '';
+  const name = env.args.get('K8S_POD_NAME') ?? '';
+  if (namespace === '' || name === '') {
+    throw new CniError(
+      Code.invalidEnvironment,
+      'CNI_ARGS names no pod (K8S_POD_NAMESPACE, K8S_POD_NAME) and hands over no ipinfos',
+    );
+  }
+  if (network.kubeconfig === undefined) {
+    throw new CniError(
+      Code.invalidConfig,
+      `no kubeconfig in the network configuration: cannot read pod ${namespace}/${name}`,
+    );
+  }
+  const pod = `${namespace}/${name}`;
+  const uid = env.args.get('K8S_POD_UID') ?? '';
+  const target = await loadKubeconfig(network.kubeconfig);
+  const { parseCniArgs, CniArgsError, CNI_ARGS_ANNOTATION } = await codec();
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+  const deadline = Date.now() + network.annotationTimeoutMs;
+  for (let pause = 25; ; pause = Math.min(pause * 2, 500)) {
+    const res = await get(target, path, network.requestTimeoutMs);
+    if (res.status === 404) {
+      throw new CniError(Code.unknownContainer, `pod ${pod} not found`, statusMessage(res));
+    }
+    if (res.status !== 200) {
+      throw new CniError(Code.apiServer, `getting pod ${pod}: HTTP ${res.status}: ${statusMessage(res)}`);
+    }
+    const object = JSON.parse(res.body) as PodObject;
+    if (uid !== '' && object.metadata?.uid !== uid) {
+      throw new CniError(
+        Code.uidMismatch,
+        `pod ${pod} has UID ${object.metadata?.uid ?? '(none)'}, not ${uid}: the pod this sandbox is for is gone`,
+      );
+    }
+    const text = object.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
+    let args: CniArgs;
+    try {
+      args = parseCniArgs(text);
+    } catch (err) {
+      if (err instanceof CniArgsError) {
+        throw new CniError(
+          Code.badAnnotation,
+          `pod ${pod} annotation ${CNI_ARGS_ANNOTATION}: ${err.message}`,
+          text,
+        );
+      }
+      throw err;
+    }
+    if (args.ipinfos.length > 0) return { args, pod };
+    if (Date.now() + pause > deadline) {
+      throw new CniError(
+        Code.noAnnotation,
+        `pod ${pod} has no ipinfos in ${CNI_ARGS_ANNOTATION} after ${network.annotationTimeoutMs / 1000} s`,
+        text === undefined ? 'the annotation is absent' : `the annotation is ${text}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, pause));
+  }
+}

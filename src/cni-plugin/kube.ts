@@ -1,0 +1,145 @@
+// The plugin's one way to the API server: its kubeconfig read with `yaml`, then plain HTTP(S) GETs
+// of one pod. client-node would cost about 430 ms of start on every ADD (measured: README, "The node
+// side"), for one request. Kubeconfig forms: a bearer token (`token`, `tokenFile`), a client
+// certificate and key (files or inline `-data`), the cluster's CA (file or inline `-data`) or
+// `insecure-skip-tls-verify`; `exec` and `auth-provider` users are refused by name.
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { CniError, Code } from './protocol.js';
+
+export interface ApiTarget {
+  readonly server: URL;
+  readonly headers: Record<string, string>;
+  readonly tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean };
+}
+
+type Named<T> = { name?: string } & T;
+interface KubeconfigDoc {
+  'current-context'?: string;
+  contexts?: Named<{ context?: { cluster?: string; user?: string } }>[];
+  clusters?: Named<{ cluster?: Record<string, unknown> }>[];
+  users?: Named<{ user?: Record<string, unknown> }>[];
+}
+
+const invalid = (path: string, what: string) =>
+  new CniError(Code.invalidConfig, `kubeconfig ${path}: ${what}`);
+
+export async function loadKubeconfig(path: string): Promise<ApiTarget> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new CniError(
+      Code.ioFailure,
+      `kubeconfig ${path} cannot be read: ${(err as NodeJS.ErrnoException).code}`,
+    );
+  }
+  // yaml costs about 50 ms to load: only the commands that talk to the API server pay it
+  const { parse } = await import('yaml');
+  let doc: KubeconfigDoc;
+  try {
+    doc = (parse(text) ?? {}) as KubeconfigDoc;
+  } catch (err) {
+    throw invalid(path, `not YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const pick = <T>(list: Named<T>[] | undefined, name: string | undefined, what: string): T => {
+    const found =
+      (list ?? []).find((entry) => entry.name === name) ?? (name === undefined ? list?.[0] : undefined);
+    if (found === undefined) throw invalid(path, `no ${what} ${JSON.stringify(name ?? '')}`);
+    return found;
+  };
+  const context = doc.contexts?.length
+    ? (pick(doc.contexts, doc['current-context'], 'context').context ?? {})
+    : { cluster: undefined, user: undefined };
+  const cluster = pick(doc.clusters, context.cluster, 'cluster').cluster ?? {};
+  const user = doc.users?.length ? (pick(doc.users, context.user, 'user').user ?? {}) : {};
+
+  const base = dirname(path);
+  const bytes = async (dataKey: string, fileKey: string, from: Record<string, unknown>) => {
+    const data = from[dataKey];
+    if (typeof data === 'string') return Buffer.from(data, 'base64');
+    const file = from[fileKey];
+    if (typeof file !== 'string') return undefined;
+    try {
+      return await readFile(resolve(base, file));
+    } catch (err) {
+      throw new CniError(
+        Code.ioFailure,
+        `kubeconfig ${path}: ${fileKey} ${file} cannot be read: ${(err as NodeJS.ErrnoException).code}`,
+      );
+    }
+  };
+  for (const unsupported of ['exec', 'auth-provider']) {
+    if (user[unsupported] !== undefined) {
+      throw invalid(
+        path,
+        `a user with "${unsupported}" is not supported: use a token, a token file or a client certificate`,
+      );
+    }
+  }
+  let server: URL;
+  try {
+    server = new URL(String(cluster.server));
+  } catch {
+    throw invalid(path, `cluster server ${JSON.stringify(cluster.server)} is not a URL`);
+  }
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  let token = typeof user.token === 'string' ? user.token : undefined;
+  if (token === undefined && typeof user.tokenFile === 'string') {
+    token = (await bytes('', 'tokenFile', user))?.toString('utf8').trim();
+  }
+  if (token) headers.Authorization = `Bearer ${token}`;
+  return {
+    server,
+    headers,
+    tls: {
+      ca: await bytes('certificate-authority-data', 'certificate-authority', cluster),
+      cert: await bytes('client-certificate-data', 'client-certificate', user),
+      key: await bytes('client-key-data', 'client-key', user),
+      rejectUnauthorized: cluster['insecure-skip-tls-verify'] !== true,
+    },
+  };
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** One GET; a connection failure or timeout is the API server being unreachable (code 104). */
+export async function get(target: ApiTarget, path: string, timeoutMs: number): Promise<ApiResponse> {
+  const url = new URL(path, target.server);
+  const https = url.protocol === 'https:';
+  const { request } = https ? await import('node:https') : await import('node:http');
+  return new Promise((done, fail) => {
+    const req = request(
+      url,
+      { method: 'GET', headers: target.headers, timeout: timeoutMs, ...(https ? target.tls : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', (err) => fail(unreachable(target, err)));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (err) => fail(unreachable(target, err)));
+    req.end();
+  });
+}
+
+const unreachable = (target: ApiTarget, err: Error) =>
+  new CniError(Code.apiServer, `API server ${target.server.origin} unreachable: ${err.message}`);
+
+/** The message of a Kubernetes Status body, or its first bytes. */
+export function statusMessage(res: ApiResponse): string {
+  try {
+    const status = JSON.parse(res.body) as { message?: unknown };
+    if (typeof status.message === 'string') return status.message;
+  } catch {
+    // not a Status: say what came
+  }
+  return res.body.slice(0, 200);
+}

@@ -1,0 +1,292 @@
+// The CNI protocol as floatip-cni speaks it (CNI specification 1.0.0 and 1.1.0, and the 0.3/0.4
+// results a runtime on an older configuration asks for): the environment, the network
+// configuration on stdin, error objects and results. No I/O here.
+
+/** The versions this plugin answers in; VERSION lists them. */
+export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
+/** What the delegates are asked for: Debian's containernetworking-plugins 1.1 speak up to 1.0.0. */
+export const DELEGATE_VERSION = '1.0.0';
+
+/** The spec's well-known codes (0-99) and floatip-cni's own (100+). */
+export const Code = {
+  incompatibleVersion: 1,
+  unsupportedField: 2,
+  unknownContainer: 3,
+  invalidEnvironment: 4,
+  ioFailure: 5,
+  decodeFailure: 6,
+  invalidConfig: 7,
+  tryAgainLater: 11,
+  notAvailable: 50,
+  noAnnotation: 101,
+  badAnnotation: 102,
+  uidMismatch: 103,
+  apiServer: 104,
+  delegateFailed: 105,
+} as const;
+
+/** A failure the runtime gets as a CNI error object on stdout (never a stack trace). */
+export class CniError extends Error {
+  constructor(
+    readonly code: number,
+    msg: string,
+    readonly details?: string,
+  ) {
+    super(msg);
+  }
+}
+
+export type Command = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'STATUS' | 'GC';
+const COMMANDS: readonly string[] = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'];
+
+/** `CNI_ARGS`: `K=V;K=V` (kubelet sends IgnoreUnknown, K8S_POD_NAMESPACE, _NAME, _UID, _INFRA_CONTAINER_ID). */
+export function parseCniArgsEnv(text: string | undefined): Map<string, string> {
+  const args = new Map<string, string>();
+  for (const pair of (text ?? '').split(';')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    if (eq <= 0)
+      throw new CniError(Code.invalidEnvironment, `CNI_ARGS: ${JSON.stringify(pair)} is not KEY=VALUE`);
+    args.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return args;
+}
+
+export interface Environment {
+  readonly command: Command;
+  readonly containerId: string;
+  readonly netns: string;
+  readonly ifname: string;
+  readonly args: Map<string, string>;
+  /** Where the delegates are looked for. */
+  readonly path: readonly string[];
+}
+
+// the state file of an attachment is named after these, so they may not climb out of its directory
+const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const IFNAME = /^[^/\s:]{1,15}$/;
+
+export function readCommand(env: NodeJS.ProcessEnv): Command {
+  const command = env.CNI_COMMAND ?? '';
+  if (!COMMANDS.includes(command)) {
+    throw new CniError(
+      Code.invalidEnvironment,
+      `CNI_COMMAND ${JSON.stringify(command)} is not one of ${COMMANDS.join(', ')}`,
+    );
+  }
+  return command as Command;
+}
+
+/** The CNI_* variables the command needs (the spec's list per operation). */
+export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
+  const command = readCommand(env);
+  const attachment = command === 'ADD' || command === 'DEL' || command === 'CHECK';
+  const need = (name: string, required: boolean): string => {
+    const value = env[name] ?? '';
+    if (required && value === '')
+      throw new CniError(Code.invalidEnvironment, `${name} is required for ${command}`);
+    return value;
+  };
+  const containerId = need('CNI_CONTAINERID', attachment);
+  if (containerId !== '' && !CONTAINER_ID.test(containerId)) {
+    throw new CniError(
+      Code.invalidEnvironment,
+      `CNI_CONTAINERID ${JSON.stringify(containerId)} is not a container ID`,
+    );
+  }
+  const ifname = need('CNI_IFNAME', attachment);
+  if (ifname !== '' && !IFNAME.test(ifname)) {
+    throw new CniError(
+      Code.invalidEnvironment,
+      `CNI_IFNAME ${JSON.stringify(ifname)} is not an interface name`,
+    );
+  }
+  return {
+    command,
+    containerId,
+    netns: need('CNI_NETNS', command === 'ADD' || command === 'CHECK'),
+    ifname,
+    args: parseCniArgsEnv(env.CNI_ARGS),
+    path: need('CNI_PATH', command !== 'VERSION')
+      .split(':')
+      .filter((dir) => dir !== ''),
+  };
+}
+
+/** The delegate's own configuration: its `type` and fields (master, mtu, mode, ...), passed on as given. */
+export type DelegateConfig = Readonly<Record<string, unknown>> & { readonly type: string };
+
+export interface NetworkConfig {
+  readonly cniVersion: string;
+  readonly name: string;
+  /** How to reach the API server; absent only under galaxy's daemon, which hands over the ipinfos. */
+  readonly kubeconfig?: string;
+  readonly delegate: DelegateConfig;
+  /** How long ADD waits for the pod's annotation (the binding and the CNI call can race). */
+  readonly annotationTimeoutMs: number;
+  /** Each API request's own limit. */
+  readonly requestTimeoutMs: number;
+  /** What ADD configured, per attachment, for DEL, CHECK and GC. */
+  readonly stateDir: string;
+  readonly args?: Readonly<Record<string, unknown>>;
+  readonly prevResult?: Result;
+  /** GC: the attachments still in use (`cni.dev/valid-attachments`; libcni also sends `cni.dev/attachments`). */
+  readonly validAttachments?: readonly { containerID: string; ifname: string }[];
+}
+
+export const DEFAULT_STATE_DIR = '/var/lib/cni/floatip';
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const seconds = (raw: unknown, field: string, fallback: number): number => {
+  if (raw === undefined) return fallback * 1000;
+  if (typeof raw !== 'number' || !(raw >= 0) || raw > 3600) {
+    throw new CniError(
+      Code.invalidConfig,
+      `${field} must be a number of seconds from 0 to 3600, not ${JSON.stringify(raw)}`,
+    );
+  }
+  return raw * 1000;
+};
+
+/** The network configuration on stdin; VERSION needs only its cniVersion. */
+export function parseNetworkConfig(stdin: string, command: Command): NetworkConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stdin);
+  } catch (err) {
+    throw new CniError(
+      Code.decodeFailure,
+      `network configuration on stdin is not JSON: ${(err as Error).message}`,
+    );
+  }
+  if (!isObject(raw))
+    throw new CniError(Code.decodeFailure, 'network configuration on stdin is not a JSON object');
+  const cniVersion = raw.cniVersion;
+  if (typeof cniVersion !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(cniVersion)) {
+    throw new CniError(
+      Code.incompatibleVersion,
+      `cniVersion ${JSON.stringify(cniVersion)} is not supported`,
+      `floatip-cni supports ${SUPPORTED_VERSIONS.join(', ')}`,
+    );
+  }
+  const since = (version: string) => compareVersions(cniVersion, version) >= 0;
+  if ((command === 'STATUS' || command === 'GC') && !since('1.1.0')) {
+    throw new CniError(
+      Code.incompatibleVersion,
+      `${command} needs cniVersion 1.1.0, the configuration says ${cniVersion}`,
+    );
+  }
+  if (command === 'CHECK' && !since('0.4.0')) {
+    throw new CniError(
+      Code.incompatibleVersion,
+      `CHECK needs cniVersion 0.4.0 or later, the configuration says ${cniVersion}`,
+    );
+  }
+  const name = typeof raw.name === 'string' ? raw.name : '';
+  const delegate = raw.delegate;
+  if (command !== 'VERSION') {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
+      throw new CniError(
+        Code.invalidConfig,
+        `network name ${JSON.stringify(raw.name)} is not a valid CNI network name`,
+      );
+    }
+    if (
+      !isObject(delegate) ||
+      typeof delegate.type !== 'string' ||
+      !/^[A-Za-z0-9_.-]+$/.test(delegate.type)
+    ) {
+      throw new CniError(
+        Code.invalidConfig,
+        'delegate must be an object naming the data-plane plugin in "type" (vlan, macvlan, ipvlan or bridge)',
+      );
+    }
+    if ('ipam' in delegate) {
+      throw new CniError(
+        Code.unsupportedField,
+        'delegate.ipam: floatip-cni gives the delegate its own static IPAM',
+      );
+    }
+  }
+  if (raw.kubeconfig !== undefined && (typeof raw.kubeconfig !== 'string' || raw.kubeconfig === '')) {
+    throw new CniError(Code.invalidConfig, 'kubeconfig must be the path of a kubeconfig file');
+  }
+  if (raw.stateDir !== undefined && (typeof raw.stateDir !== 'string' || !raw.stateDir.startsWith('/'))) {
+    throw new CniError(Code.invalidConfig, 'stateDir must be an absolute path');
+  }
+  const valid = raw['cni.dev/valid-attachments'] ?? raw['cni.dev/attachments'];
+  if (command === 'GC' && valid !== undefined && !Array.isArray(valid)) {
+    throw new CniError(
+      Code.invalidConfig,
+      'cni.dev/valid-attachments must be a list of {containerID, ifname}',
+    );
+  }
+  return {
+    cniVersion,
+    name,
+    kubeconfig: raw.kubeconfig as string | undefined,
+    delegate: delegate as DelegateConfig,
+    annotationTimeoutMs: seconds(raw.annotationTimeoutSeconds, 'annotationTimeoutSeconds', 10),
+    requestTimeoutMs: seconds(raw.requestTimeoutSeconds, 'requestTimeoutSeconds', 5),
+    stateDir: (raw.stateDir as string | undefined) ?? DEFAULT_STATE_DIR,
+    args: isObject(raw.args) ? raw.args : undefined,
+    prevResult: isObject(raw.prevResult) ? (raw.prevResult as unknown as Result) : undefined,
+    validAttachments: Array.isArray(valid)
+      ? valid.filter(isObject).map((a) => ({ containerID: String(a.containerID), ifname: String(a.ifname) }))
+      : undefined,
+  };
+}
+
+export function compareVersions(a: string, b: string): number {
+  const [x, y] = [a, b].map((v) => v.split('.').map(Number));
+  for (let i = 0; i < 3; i++) {
+    const d = (x![i] ?? 0) - (y![i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+export interface Interface {
+  readonly name: string;
+  readonly mac?: string;
+  readonly sandbox?: string;
+  readonly [field: string]: unknown;
+}
+export interface IPConfig {
+  readonly address: string;
+  readonly gateway?: string;
+  readonly interface?: number;
+  readonly version?: string;
+}
+export interface Route {
+  readonly dst: string;
+  readonly gw?: string;
+  readonly [field: string]: unknown;
+}
+export interface Result {
+  readonly cniVersion: string;
+  readonly interfaces?: readonly Interface[];
+  readonly ips?: readonly IPConfig[];
+  readonly routes?: readonly Route[];
+  readonly dns?: Readonly<Record<string, unknown>>;
+}
+
+/** A 1.0.0 result in the version the runtime asked for: before 1.0.0 each IP says its family. */
+export function resultIn(version: string, result: Result): Result {
+  const ips = (result.ips ?? []).map(({ version: _, ...ip }) =>
+    compareVersions(version, '1.0.0') < 0 ? { ...ip, version: ip.address.includes(':') ? '6' : '4' } : ip,
+  );
+  return { ...result, cniVersion: version, ips };
+}
+
+/** The error object of the spec, in the configuration's version when it is known. */
+export function errorObject(err: CniError, version: string): Record<string, unknown> {
+  return {
+    cniVersion: version,
+    code: err.code,
+    msg: err.message,
+    ...(err.details !== undefined ? { details: err.details } : {}),
+  };
+}

@@ -1,0 +1,95 @@
+// What ADD configured, one small JSON file per attachment (network, container, interface), so that
+// DEL, CHECK and GC do not depend on the pod, its annotation or the API server still being there.
+// The file is written before the first delegate runs: a crash mid-ADD still leaves DEL a list.
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PlannedInterface } from './delegate.js';
+import { CniError, Code, type Result } from './protocol.js';
+
+export interface AttachmentState {
+  readonly containerId: string;
+  /** The runtime's CNI_IFNAME: the attachment's name; the pod's interfaces may be more. */
+  readonly ifname: string;
+  readonly netns: string;
+  readonly pod?: string;
+  readonly interfaces: readonly (PlannedInterface & { result?: Result })[];
+}
+
+const fileOf = (dir: string, network: string, containerId: string, ifname: string) =>
+  join(dir, network, `${containerId}:${ifname}.json`);
+
+const ioError = (what: string, err: unknown) =>
+  new CniError(Code.ioFailure, `${what}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+
+export async function writeState(dir: string, network: string, state: AttachmentState): Promise<void> {
+  const file = fileOf(dir, network, state.containerId, state.ifname);
+  try {
+    await mkdir(join(dir, network), { recursive: true, mode: 0o700 });
+    await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
+    await rename(`${file}.tmp`, file);
+  } catch (err) {
+    throw ioError(`writing state ${file}`, err);
+  }
+}
+
+export async function readState(
+  dir: string,
+  network: string,
+  containerId: string,
+  ifname: string,
+): Promise<AttachmentState | undefined> {
+  const file = fileOf(dir, network, containerId, ifname);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw ioError(`reading state ${file}`, err);
+  }
+  try {
+    return JSON.parse(text) as AttachmentState;
+  } catch {
+    // a torn file from a crash: what it said is lost, the caller falls back to prevResult
+    return undefined;
+  }
+}
+
+export async function removeState(
+  dir: string,
+  network: string,
+  containerId: string,
+  ifname: string,
+): Promise<void> {
+  const file = fileOf(dir, network, containerId, ifname);
+  try {
+    await rm(file, { force: true });
+  } catch (err) {
+    throw ioError(`removing state ${file}`, err);
+  }
+}
+
+/** Every attachment of the network that has state. */
+export async function listStates(dir: string, network: string): Promise<AttachmentState[]> {
+  let names: string[];
+  try {
+    names = await readdir(join(dir, network));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw ioError(`listing state ${join(dir, network)}`, err);
+  }
+  const states: AttachmentState[] = [];
+  for (const name of names.filter((n) => n.endsWith('.json'))) {
+    // a container ID has no ':' (CNI_CONTAINERID is checked), so the first one separates
+    const key = name.slice(0, -'.json'.length);
+    const [containerId, ifname] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
+    states.push(
+      (await readState(dir, network, containerId, ifname)) ?? {
+        containerId,
+        ifname,
+        netns: '',
+        interfaces: [],
+      },
+    );
+  }
+  return states;
+}

@@ -1,0 +1,280 @@
+// Every way floatip-cni refuses, as the runtime sees it: a CNI error object on stdout (code, msg,
+// details), exit 1, no stack trace on stdout or stderr; and a failed ADD leaves nothing behind (no
+// interface, no state). Each error is printed as the plugin printed it.
+import { createServer } from 'node:net';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import { cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
+import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
+import { buildPlugin, ensureDebianPackages } from './setup.js';
+
+const lab = new Lab();
+let build: string | undefined;
+let server: EmbeddedApiServer;
+let kubeconfig: string;
+let state: string;
+let master: string;
+
+const config = (extra: Record<string, unknown> = {}) => ({
+  cniVersion: '1.0.0',
+  name: 'underlay',
+  type: 'floatip-cni',
+  kubeconfig,
+  stateDir: state,
+  annotationTimeoutSeconds: 0.3,
+  delegate: { type: 'macvlan', master, mode: 'bridge' },
+  ...extra,
+});
+
+/** The run's error object, after checking it is one: exit 1, JSON on stdout, nothing on stderr. */
+function refusal(what: string, run: PluginRun): Record<string, unknown> {
+  console.log(`${what}: ${run.stdout.trim()}`);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 1, stderr: '' });
+  expect(run.stdout).not.toMatch(/\n\s+at /);
+  return run.out;
+}
+
+beforeAll(async () => {
+  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
+  server = await startPodSource();
+  kubeconfig = kubeconfigFor(server.url);
+  state = stateDir();
+  const node = await lab.addNamespace('node');
+  const other = await lab.addNamespace('other');
+  master = `${lab.prefix}m`;
+  await ip(
+    'link',
+    'add',
+    master,
+    'netns',
+    node,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    `${lab.prefix}o`,
+    'netns',
+    other,
+  );
+  await ip('-n', node, 'link', 'set', master, 'up');
+}, 300_000);
+
+afterAll(async () => {
+  await lab.destroy();
+  if (build) rmSync(build, { recursive: true, force: true });
+  await server?.close();
+});
+
+const ipinfo = (n: number, vlan = 0) => ({ ip: `198.51.100.${n}/24`, vlan, gateway: '198.51.100.1' });
+
+test('no annotation after the wait', async () => {
+  const uid = createPod(server, 'unbound');
+  const started = Date.now();
+  const out = refusal(
+    'no annotation',
+    await runPlugin(cniEnv('ADD', 'c1', 'x', podArgs('unbound', uid)), config()),
+  );
+  expect(out).toEqual({
+    cniVersion: '1.0.0',
+    code: 101,
+    msg: 'pod default/unbound has no ipinfos in k8s.v1.cni.galaxy.io/args after 0.3 s',
+    details: 'the annotation is absent',
+  });
+  expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+});
+
+test('a malformed annotation', async () => {
+  const uid = createPod(server, 'malformed', '{"common":');
+  const out = refusal(
+    'malformed annotation',
+    await runPlugin(cniEnv('ADD', 'c1', 'x', podArgs('malformed', uid)), config()),
+  );
+  expect(out).toEqual({
+    cniVersion: '1.0.0',
+    code: 102,
+    msg: expect.stringMatching(
+      /^pod default\/malformed annotation k8s.v1.cni.galaxy.io\/args: unmarshal pod cni args: /,
+    ),
+    details: '{"common":',
+  });
+  const badAddress = createPod(server, 'bad-address', {
+    common: { ipinfos: [{ ip: '198.51.100.999/24', vlan: 0, gateway: '198.51.100.1' }] },
+  });
+  expect(
+    refusal(
+      'an ipinfo that is no address',
+      await runPlugin(cniEnv('ADD', 'c1', 'x', podArgs('bad-address', badAddress)), config()),
+    ),
+  ).toEqual({
+    cniVersion: '1.0.0',
+    code: 102,
+    msg: 'ipinfo {"ip":"198.51.100.999/24","vlan":0,"gateway":"198.51.100.1"} is not an address/prefix with a gateway of its family and a VLAN id 0-4094',
+  });
+});
+
+test('a pod whose UID is not the sandbox’s', async () => {
+  const uid = createPod(server, 'recreated', { common: { ipinfos: [ipinfo(50)] } });
+  const out = refusal(
+    'UID mismatch',
+    await runPlugin(cniEnv('ADD', 'c1', 'x', podArgs('recreated', 'an-older-uid')), config()),
+  );
+  expect(out).toEqual({
+    cniVersion: '1.0.0',
+    code: 103,
+    msg: `pod default/recreated has UID ${uid}, not an-older-uid: the pod this sandbox is for is gone`,
+  });
+});
+
+test('a pod that does not exist', async () => {
+  const out = refusal(
+    'no such pod',
+    await runPlugin(cniEnv('ADD', 'c1', 'x', podArgs('nobody', 'u')), config()),
+  );
+  expect(out).toMatchObject({ cniVersion: '1.0.0', code: 3, msg: 'pod default/nobody not found' });
+});
+
+test('the API server unreachable: ADD fails, and STATUS says the plugin is not available', async () => {
+  const closed = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+  const away = kubeconfigFor(`http://127.0.0.1:${closed}`);
+  const add = refusal(
+    'API server unreachable',
+    await runPlugin(cniEnv('ADD', 'c1', 'x', podArgs('web', 'u')), config({ kubeconfig: away })),
+  );
+  expect(add).toEqual({
+    cniVersion: '1.0.0',
+    code: 104,
+    msg: `API server http://127.0.0.1:${closed} unreachable: connect ECONNREFUSED 127.0.0.1:${closed}`,
+  });
+  const down = refusal(
+    'STATUS, API server unreachable',
+    await runPlugin(cniEnv('STATUS', '', ''), config({ cniVersion: '1.1.0', kubeconfig: away })),
+  );
+  expect(down).toEqual({
+    cniVersion: '1.1.0',
+    code: 50,
+    msg: `floatip-cni cannot serve ADD: API server http://127.0.0.1:${closed} unreachable: connect ECONNREFUSED 127.0.0.1:${closed}`,
+  });
+  const up = await runPlugin(cniEnv('STATUS', '', ''), config({ cniVersion: '1.1.0' }));
+  expect({ code: up.code, stdout: up.stdout }).toEqual({ code: 0, stdout: '' });
+});
+
+test('a delegate failure passes its message on, and the failed ADD undoes what it did', async () => {
+  const node = lab.ns('node');
+  const pod = await lab.addNamespace('pod');
+  // the ipinfos handed over as galaxy's daemon does: the node namespace has no way to the API server
+  const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
+  const missing = refusal(
+    'delegate failure',
+    await runPlugin(
+      cniEnv('ADD', 'c1', pod, handed(ipinfo(60))),
+      config({ delegate: { type: 'macvlan', master: 'nosuchdev' } }),
+      node,
+    ),
+  );
+  expect(missing).toEqual({
+    cniVersion: '1.0.0',
+    code: 105,
+    msg: 'delegate macvlan ADD eth0: Link not found',
+  });
+  // two VLANs, two interfaces: eth0 comes up, eth1 (VLAN 7: the master's VLAN interface, which this node lacks) fails
+  const failed = refusal(
+    'second interface fails',
+    await runPlugin(cniEnv('ADD', 'c2', pod, handed(ipinfo(61), ipinfo(62, 7))), config(), node),
+  );
+  expect(failed).toEqual({
+    cniVersion: '1.0.0',
+    code: 105,
+    msg: 'delegate macvlan ADD eth1: Link not found',
+  });
+  expect(await ip('-n', pod, '-o', 'link')).not.toMatch(/eth[01]/);
+  expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
+});
+
+test('the vlan delegate: a VLAN of the master per pod where the kernel has 802.1Q, its own error and nothing left where not', async () => {
+  const node = lab.ns('node');
+  const pod = await lab.addNamespace('vlanpod');
+  const kernelHas8021q = await ip(
+    '-n',
+    node,
+    'link',
+    'add',
+    'link',
+    master,
+    'name',
+    'probe.9',
+    'type',
+    'vlan',
+    'id',
+    '9',
+  ).then(
+    () => ip('-n', node, 'link', 'del', 'probe.9').then(() => true),
+    () => false,
+  );
+  const ipinfos = JSON.stringify([ipinfo(70, 12)]);
+  const run = await runPlugin(
+    cniEnv('ADD', 'v1', pod, { ipinfos }),
+    config({ delegate: { type: 'vlan', master } }),
+    node,
+  );
+  if (kernelHas8021q) {
+    expect(run.code).toBe(0);
+    expect(await ip('-n', pod, '-d', 'link', 'show', 'eth0')).toContain('vlan protocol 802.1Q id 12');
+    expect(
+      (await runPlugin(cniEnv('DEL', 'v1', pod), config({ delegate: { type: 'vlan', master } }), node)).code,
+    ).toBe(0);
+  } else {
+    expect(refusal('vlan delegate on a kernel without 8021q', run)).toEqual({
+      cniVersion: '1.0.0',
+      code: 105,
+      msg: 'delegate vlan ADD eth0: failed to create vlan: operation not supported',
+    });
+  }
+  expect(await ip('-n', pod, '-o', 'link')).not.toContain('eth0');
+  expect(existsSync(`${state}/underlay/v1:eth0.json`)).toBe(false);
+});
+
+test('what the runtime got wrong: version, environment, configuration', async () => {
+  expect(
+    refusal(
+      'unsupported cniVersion',
+      await runPlugin(cniEnv('ADD', 'c1', 'x'), config({ cniVersion: '0.2.0' })),
+    ),
+  ).toEqual({
+    cniVersion: '0.2.0',
+    code: 1,
+    msg: 'cniVersion "0.2.0" is not supported',
+    details: 'floatip-cni supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0',
+  });
+  const { CNI_CONTAINERID: _, ...noContainer } = cniEnv('ADD', 'c1', 'x');
+  expect(refusal('no CNI_CONTAINERID', await runPlugin(noContainer, config()))).toEqual({
+    cniVersion: '1.0.0',
+    code: 4,
+    msg: 'CNI_CONTAINERID is required for ADD',
+  });
+  expect(refusal('stdin not JSON', await runPlugin(cniEnv('ADD', 'c1', 'x'), 'not json'))).toMatchObject({
+    code: 6,
+    msg: expect.stringMatching(/^network configuration on stdin is not JSON: /),
+  });
+  expect(
+    refusal('no delegate', await runPlugin(cniEnv('ADD', 'c1', 'x'), config({ delegate: undefined }))),
+  ).toEqual({
+    cniVersion: '1.0.0',
+    code: 7,
+    msg: 'delegate must be an object naming the data-plane plugin in "type" (vlan, macvlan, ipvlan or bridge)',
+  });
+  expect(refusal('GC on a 1.0.0 configuration', await runPlugin(cniEnv('GC', '', ''), config()))).toEqual({
+    cniVersion: '1.0.0',
+    code: 1,
+    msg: 'GC needs cniVersion 1.1.0, the configuration says 1.0.0',
+  });
+  const version = await runPlugin({ CNI_COMMAND: 'VERSION' }, { cniVersion: '1.1.0' });
+  expect({ code: version.code, out: version.out }).toEqual({
+    code: 0,
+    out: { cniVersion: '1.1.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] },
+  });
+});

@@ -1,0 +1,229 @@
+// floatip-cni in real network namespaces: two nodes joined by a veth pair, one pod on each, their
+// addresses from the pods' annotations (served by the embedded API server) through the macvlan
+// delegate, dual stack; they ping each other over IPv4 and IPv6. Then CHECK, DEL and GC as kubelet
+// and the runtime would call them.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import { annotate, cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
+import { ip, Lab, NODE_API_PORT, pings, runPlugin } from './netns.js';
+import { buildPlugin, ensureDebianPackages } from './setup.js';
+
+const lab = new Lab();
+let build: string | undefined;
+let server: EmbeddedApiServer;
+let masters: [string, string];
+let kubeconfig: string;
+let state: string;
+const node = (i: 0 | 1) => lab.ns(i === 0 ? 'node1' : 'node2');
+
+const config = (i: 0 | 1, extra: Record<string, unknown> = {}) => ({
+  cniVersion: '1.0.0',
+  name: 'underlay',
+  type: 'floatip-cni',
+  kubeconfig,
+  stateDir: state,
+  annotationTimeoutSeconds: 3,
+  delegate: { type: 'macvlan', master: masters[i], mode: 'bridge' },
+  ...extra,
+});
+
+const dualStack = (n: number) => ({
+  common: {
+    ipinfos: [
+      { ip: `198.51.100.${n}/24`, vlan: 0, gateway: '198.51.100.1' },
+      { ip: `2001:db8::${n}/64`, vlan: 0, gateway: '2001:db8::1' },
+    ],
+  },
+});
+
+beforeAll(async () => {
+  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
+  server = await startPodSource();
+  masters = await lab.twoNodes('node1', 'node2');
+  await lab.exposeApiServer(server.url, [node(0), node(1)]);
+  kubeconfig = kubeconfigFor(`http://127.0.0.1:${NODE_API_PORT}`);
+  state = stateDir();
+}, 300_000);
+
+afterAll(async () => {
+  await lab.destroy();
+  if (build) rmSync(build, { recursive: true, force: true });
+  await server?.close();
+});
+
+test('two pods on two nodes get their dual-stack addresses from ADD and ping each other over IPv4 and IPv6', async () => {
+  const results = [];
+  for (const [i, n] of [
+    [0, 10],
+    [1, 11],
+  ] as const) {
+    const pod = await lab.addNamespace(`pod${i}`);
+    const uid = createPod(server, `web-${i}`, dualStack(n));
+    const run = await runPlugin(
+      cniEnv('ADD', `c${i}`, pod, podArgs(`web-${i}`, uid)),
+      config(i, { cniVersion: i === 0 ? '1.0.0' : '1.1.0' }),
+      node(i),
+    );
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    results.push(run.out);
+  }
+  expect(results[0]).toEqual({
+    cniVersion: '1.0.0',
+    interfaces: [
+      {
+        name: 'eth0',
+        mac: expect.stringMatching(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/),
+        sandbox: `/var/run/netns/${lab.ns('pod0')}`,
+      },
+    ],
+    ips: [
+      { interface: 0, address: '198.51.100.10/24', gateway: '198.51.100.1' },
+      { interface: 0, address: '2001:db8::10/64', gateway: '2001:db8::1' },
+    ],
+    routes: [
+      { dst: '0.0.0.0/0', gw: '198.51.100.1' },
+      { dst: '::/0', gw: '2001:db8::1' },
+    ],
+    dns: {},
+  });
+  expect(results[1]).toMatchObject({
+    cniVersion: '1.1.0',
+    ips: [{ address: '198.51.100.11/24' }, { address: '2001:db8::11/64' }],
+  });
+
+  const [pod0, pod1] = [lab.ns('pod0'), lab.ns('pod1')];
+  expect(await pings(pod0, '198.51.100.11')).toBe(true);
+  expect(await pings(pod1, '198.51.100.10')).toBe(true);
+  expect(await pings(pod0, '2001:db8::11')).toBe(true);
+  expect(await pings(pod1, '2001:db8::10')).toBe(true);
+  // both default routes are the pod's
+  expect(await ip('-n', pod0, 'route', 'show', 'default')).toContain('default via 198.51.100.1 dev eth0');
+  expect(await ip('-n', pod0, '-6', 'route', 'show', 'default')).toContain(
+    'default via 2001:db8::1 dev eth0',
+  );
+
+  // CHECK holds, then reports the address removed by hand, and a removed default route
+  const prevResult = results[0]!;
+  const checkEnv = cniEnv('CHECK', 'c0', pod0, podArgs('web-0', ''));
+  expect((await runPlugin(checkEnv, { ...config(0), prevResult }, node(0))).code).toBe(0);
+  await ip('-n', pod0, 'addr', 'del', '198.51.100.10/24', 'dev', 'eth0');
+  const noAddress = await runPlugin(checkEnv, { ...config(0), prevResult }, node(0));
+  console.log('CHECK after the address was removed:', noAddress.stdout.trim());
+  expect({ code: noAddress.code, out: noAddress.out }).toEqual({
+    code: 1,
+    out: {
+      cniVersion: '1.0.0',
+      code: 105,
+      msg: 'delegate macvlan CHECK eth0: Failed to match addr 198.51.100.10/24 on interface eth0',
+    },
+  });
+  await ip('-n', pod1, '-6', 'route', 'del', 'default');
+  const noRoute = await runPlugin(
+    cniEnv('CHECK', 'c1', pod1),
+    { ...config(1), prevResult: results[1] },
+    node(1),
+  );
+  console.log('CHECK after the IPv6 default route was removed:', noRoute.stdout.trim());
+  expect(noRoute.code).toBe(1);
+  expect(noRoute.out).toMatchObject({
+    code: 105,
+    msg: expect.stringMatching(
+      /^delegate macvlan CHECK eth0: Expected Route .*GW:2001:db8::1.* not found in routing table$/,
+    ),
+  });
+
+  // DEL removes the interface and the state; again, and with the pod gone, it still succeeds
+  const delEnv = cniEnv('DEL', 'c0', pod0, podArgs('web-0', ''));
+  expect((await runPlugin(delEnv, config(0), node(0))).code).toBe(0);
+  expect(await ip('-n', pod0, '-o', 'link')).not.toContain('eth0');
+  expect(readdirSync(`${state}/underlay`)).toEqual(['c1:eth0.json']);
+  expect(await runPlugin(delEnv, config(0), node(0))).toMatchObject({ code: 0, stdout: '' });
+  await ip('netns', 'del', pod0);
+  expect((await runPlugin(cniEnv('DEL', 'c0', ''), config(0), node(0))).code).toBe(0);
+  await lab.addNamespace('pod0');
+}, 120_000);
+
+test('GC removes the state of an attachment the runtime no longer lists, and keeps the listed ones', async () => {
+  const gone = await lab.addNamespace('gcpod');
+  const uid = createPod(server, 'gc-gone', dualStack(20));
+  const add = await runPlugin(cniEnv('ADD', 'gone', gone, podArgs('gc-gone', uid)), config(0), node(0));
+  expect(add.code).toBe(0);
+  await ip('netns', 'del', gone);
+  const before = readdirSync(`${state}/underlay`).sort();
+  expect(before).toContain('gone:eth0.json');
+  const gc = await runPlugin(
+    cniEnv('GC', '', ''),
+    {
+      ...config(0, { cniVersion: '1.1.0' }),
+      'cni.dev/valid-attachments': before
+        .filter((f) => f !== 'gone:eth0.json')
+        .map((f) => {
+          const [containerID, ifname] = f.slice(0, -5).split(':');
+          return { containerID, ifname };
+        }),
+    },
+    node(0),
+  );
+  expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
+  expect(readdirSync(`${state}/underlay`).sort()).toEqual(before.filter((f) => f !== 'gone:eth0.json'));
+});
+
+test('ADD waits for the annotation floatip writes at bind, and a pod with request_ip_range groups gets one interface per ipinfo', async () => {
+  const pod = await lab.addNamespace('late');
+  const uid = createPod(server, 'late', { request_ip_range: [['198.51.100.30'], ['203.0.113.30']] });
+  const running = runPlugin(cniEnv('ADD', 'late', pod, podArgs('late', uid)), config(0), node(0));
+  await new Promise((r) => setTimeout(r, 600));
+  await annotate(server, 'late', {
+    request_ip_range: [['198.51.100.30'], ['203.0.113.30']],
+    common: {
+      ipinfos: [
+        { ip: '198.51.100.30/24', vlan: 0, gateway: '198.51.100.1' },
+        { ip: '203.0.113.30/24', vlan: 0, gateway: '203.0.113.1' },
+      ],
+    },
+  });
+  const run = await running;
+  expect(run.code).toBe(0);
+  expect(run.out).toMatchObject({
+    interfaces: [{ name: 'eth0' }, { name: 'eth1' }],
+    ips: [
+      { interface: 0, address: '198.51.100.30/24' },
+      { interface: 1, address: '203.0.113.30/24' },
+    ],
+    // only the first interface carries the default route
+    routes: [{ dst: '0.0.0.0/0', gw: '198.51.100.1' }],
+  });
+  expect(await ip('-n', pod, '-4', '-o', 'addr', 'show', 'dev', 'eth1')).toContain('203.0.113.30/24');
+  // the state lost (a wiped /var/lib): DEL takes the interfaces from the prevResult the runtime kept
+  rmSync(`${state}/underlay/late:eth0.json`);
+  const del = await runPlugin(cniEnv('DEL', 'late', pod), { ...config(0), prevResult: run.out }, node(0));
+  expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });
+  expect(await ip('-n', pod, '-o', 'link')).not.toMatch(/eth[01]/);
+  expect(existsSync(`${state}/underlay/late:eth0.json`)).toBe(false);
+});
+
+test('under galaxy’s daemon the ipinfos arrive in CNI_ARGS, and no API server is asked', async () => {
+  const pod = await lab.addNamespace('galaxy');
+  const ipinfos = JSON.stringify([{ ip: '198.51.100.40/24', vlan: 0, gateway: '198.51.100.1' }]);
+  const { kubeconfig: _, ...withoutApi } = config(0);
+  const run = await runPlugin(cniEnv('ADD', 'galaxy', pod, { ipinfos }), withoutApi, node(0));
+  expect(run.code).toBe(0);
+  expect(run.out).toMatchObject({ ips: [{ address: '198.51.100.40/24', gateway: '198.51.100.1' }] });
+  expect(await pings(pod, '198.51.100.11')).toBe(true);
+  // the same in the configuration's `args`, as a runtime may pass them; a pre-1.0 result says each IP's family
+  const pod2 = await lab.addNamespace('galaxy2');
+  const old = await runPlugin(
+    cniEnv('ADD', 'galaxy2', pod2),
+    {
+      ...withoutApi,
+      cniVersion: '0.4.0',
+      args: { ipinfos: [{ ip: '2001:db8::41/64', vlan: 0, gateway: '2001:db8::1' }] },
+    },
+    node(0),
+  );
+  expect(old.code).toBe(0);
+  expect(old.out).toMatchObject({
+    cniVersion: '0.4.0',
+    ips: [{ version: '6', address: '2001:db8::41/64', interface: 0 }],
+  });
+});
