@@ -44,8 +44,8 @@ flock -w 3600 9 || kr_die "could not lock $KR_HOME/.ensure-current.lock"
 GO=${FLOATIP_KUBE_GO:-/usr/local/go/bin/go}
 [ -x "$GO" ] || kr_die "no Go at $GO (Go >= 1.26 is needed for $KR_VERSION; FLOATIP_KUBE_GO names another)"
 GOVERSION=$(GOTOOLCHAIN=local GOENV=off "$GO" env GOVERSION)
-RECIPE=$(cat "$0" "$MOD/go.mod" "$MOD/go.sum" "$MOD/etcd/main.go" | sha256sum | cut -c1-16)
-BUILD_ID="$KR_VERSION+etcd-$KR_ETCD_VERSION+$GOVERSION+$RECIPE"
+recipe() { cat "$0" "$MOD/go.mod" "$MOD/go.sum" "$MOD/etcd/main.go" | sha256sum | cut -c1-16; }
+BUILD_ID="$KR_VERSION+etcd-$KR_ETCD_VERSION+$GOVERSION+$(recipe)"
 
 missing=()
 for c in "${COMPONENTS[@]}"; do
@@ -84,6 +84,10 @@ kr_log "modules downloaded ($(kr_since "$TS"))"
 TS=$(kr_now_ms)
 (cd "$MOD" && "$GO" build -trimpath -tags selinux,notest -ldflags "$LD" -o "$out/" "${pkgs[@]}") >>"$LOG" 2>&1 ||
   { tail -n 30 "$LOG" >&2; kr_die "go build ${missing[*]} failed (log $LOG)"; }
+# go.mod and go.sum are complete (every component is a tool of the module): a build that had to change them
+# would stamp a recipe that is not the committed one
+[ "$BUILD_ID" = "$KR_VERSION+etcd-$KR_ETCD_VERSION+$GOVERSION+$(recipe)" ] ||
+  kr_die "the build changed $MOD/go.mod or go.sum: run go mod tidy there and commit the result"
 for c in "${missing[@]}"; do
   case $c in
     etcd) v=$("$out/etcd" --version 2>/dev/null || true); want="etcd Version: ${KR_ETCD_VERSION#v}" ;;

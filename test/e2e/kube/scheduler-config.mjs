@@ -11,8 +11,10 @@
 // Env: SCHED_KUBECONFIG, EXTENDER_URL ('' drops the extender), SCHED_QPS, SCHED_BURST,
 //   SCHED_HEALTHZ_PORT (v1beta1), SCHED_SHIPPED, and the knobs EXTENDER_{FILTER,PRIORITIZE,BIND,
 //   PREEMPT}_VERB, EXTENDER_WEIGHT, EXTENDER_HTTP_TIMEOUT, EXTENDER_IGNORABLE, NODE_CACHE_CAPABLE,
-//   MANAGED_RESOURCE, MANAGED_RESOURCE_IGNORED_BY_SCHEDULER.
+//   MANAGED_RESOURCE, MANAGED_RESOURCE_IGNORED_BY_SCHEDULER, SCHED_PERCENTAGE_OF_NODES_TO_SCORE ('' keeps
+//   the shipped value, 0 is the scheduler's adaptive default).
 import { readFileSync, writeFileSync } from 'node:fs';
+import { URL } from 'node:url';
 import { parse, stringify } from 'yaml';
 
 const SHIPPED = new URL('../../../manifests/scheduler-config.yaml', import.meta.url);
@@ -47,7 +49,15 @@ else {
   if (!shipped) throw new Error(`${SHIPPED.pathname} data.${key}: no extender`);
   const extender = { ...shipped, urlPrefix: env.EXTENDER_URL };
   if (env.SCHED_SHIPPED !== '1') {
-    const verbs = { filterVerb: 'FILTER', prioritizeVerb: 'PRIORITIZE', bindVerb: 'BIND', preemptVerb: 'PREEMPT' };
+    if (env.SCHED_PERCENTAGE_OF_NODES_TO_SCORE) {
+      config.percentageOfNodesToScore = Number(env.SCHED_PERCENTAGE_OF_NODES_TO_SCORE);
+    }
+    const verbs = {
+      filterVerb: 'FILTER',
+      prioritizeVerb: 'PRIORITIZE',
+      bindVerb: 'BIND',
+      preemptVerb: 'PREEMPT',
+    };
     for (const [field, name] of Object.entries(verbs)) {
       const verb = env[`EXTENDER_${name}_VERB`] ?? '';
       if (verb) extender[field] = verb;
