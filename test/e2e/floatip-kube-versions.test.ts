@@ -94,13 +94,15 @@ function differences(shipped: unknown, live: unknown, path = ''): string[] {
     return Object.entries(shipped).flatMap(([key, value]) => {
       const liveKey = liveKeys.get(key.toLowerCase());
       const at = path ? `${path}.${key}` : key;
-      return liveKey === undefined
-        ? [at]
-        : differences(value, (live as Record<string, unknown>)[liveKey], at);
+      // the current release's /configz leaves out fields at their zero value (false, 0, "")
+      if (liveKey === undefined) return isZero(value) ? [] : [at];
+      return differences(value, (live as Record<string, unknown>)[liveKey], at);
     });
   }
   return shipped === live ? [] : [path];
 }
+
+const isZero = (value: unknown) => value === false || value === 0 || value === '';
 
 const SHIPPED_KEY = line === 'current' ? 'scheduler-config.yaml' : 'scheduler-config-v1beta1.yaml';
 
@@ -176,10 +178,9 @@ scenario(
     note(`E2E-9 (${line}): 3 pods bound on ${DECOYS.length + 4} nodes in ${ms} ms, no FailedScheduling`);
     await deleteDeployment('wide');
 
-    // why the shipped file says percentageOfNodesToScore: 100. With the scheduler's default it sends
-    // floatip only the first 100 nodes its plugins find feasible. The current release lists nodes by
-    // name (its watch cache is sorted), so those are all decoys and the pod is declared unschedulable;
-    // v1.20's watch cache lists in map order, so there the 4 nodes are usually among the 100
+    // why the shipped file says percentageOfNodesToScore: 100: with the scheduler's default it sends
+    // floatip only the first 100 nodes its plugins find feasible, so whether the 4 are among them
+    // depends on its node order and where its last search stopped (seen here, not asserted)
     await restartScheduler({ percentageOfNodesToScore: 0 });
     await createDeployment(deployment(ns, 'narrow', { replicas: 1 }));
     const outcome = await waitFor(
@@ -194,7 +195,6 @@ scenario(
       { timeoutMs: 20_000, intervalMs: 100 },
     );
     note(`E2E-9 (${line}): with the default percentageOfNodesToScore: ${outcome}`);
-    if (line === 'current') expect(outcome).toMatch(/^declared unschedulable: 0\/160 nodes are available/);
     await deleteDeployment('narrow');
     await restartScheduler();
     await expectConsistent('E2E-9 done', { floatip });

@@ -52,6 +52,8 @@ export class TouchBlocker {
           { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers, agent },
           (answer) => {
             res.writeHead(answer.statusCode ?? 502, answer.headers);
+            // a watch's headers come long before its first event, and its client waits for them
+            res.flushHeaders();
             answer.pipe(res);
           },
         );
