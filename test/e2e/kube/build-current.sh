@@ -24,14 +24,7 @@ export FLOATIP_KUBE_VERSION=current
 . "$HERE/lib.sh"
 kr_init
 
-PRUNE=0
-for a in "$@"; do
-  case $a in
-    --prune) PRUNE=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) kr_die "unknown argument: $a (see --help)" ;;
-  esac
-done
+kr_args_prune "$0" "$@"
 MOD=$HERE/current
 BUILD=$KR_HOME/build-current
 COMPONENTS=(kube-apiserver kube-scheduler kube-controller-manager kubectl etcd)
@@ -40,12 +33,14 @@ T0=$(kr_now_ms)
 exec 9>"$KR_HOME/.ensure-current.lock"
 flock -w 3600 9 || kr_die "could not lock $KR_HOME/.ensure-current.lock"
 
-# the recipe: this script, the module files and the toolchain; any change rebuilds
+# the recipe: the module files, the toolchain and the build command's revision (bump r<N> when the go build line or
+# its flags change); any change rebuilds
+RECIPE_REV=r1
 GO=${FLOATIP_KUBE_GO:-/usr/local/go/bin/go}
 [ -x "$GO" ] || kr_die "no Go at $GO (Go >= 1.26 is needed for $KR_VERSION; FLOATIP_KUBE_GO names another)"
 GOVERSION=$(GOTOOLCHAIN=local GOENV=off "$GO" env GOVERSION)
-recipe() { cat "$0" "$MOD/go.mod" "$MOD/go.sum" "$MOD/etcd/main.go" | sha256sum | cut -c1-16; }
-BUILD_ID="$KR_VERSION+etcd-$KR_ETCD_VERSION+$GOVERSION+$(recipe)"
+recipe() { cat "$MOD/go.mod" "$MOD/go.sum" "$MOD/etcd/main.go" | sha256sum | cut -c1-16; }
+BUILD_ID="$KR_VERSION+etcd-$KR_ETCD_VERSION+$GOVERSION+$(recipe)+$RECIPE_REV"
 
 missing=()
 for c in "${COMPONENTS[@]}"; do
@@ -86,7 +81,7 @@ TS=$(kr_now_ms)
   { tail -n 30 "$LOG" >&2; kr_die "go build ${missing[*]} failed (log $LOG)"; }
 # go.mod and go.sum are complete (every component is a tool of the module): a build that had to change them
 # would stamp a recipe that is not the committed one
-[ "$BUILD_ID" = "$KR_VERSION+etcd-$KR_ETCD_VERSION+$GOVERSION+$(recipe)" ] ||
+[ "$BUILD_ID" = "$KR_VERSION+etcd-$KR_ETCD_VERSION+$GOVERSION+$(recipe)+$RECIPE_REV" ] ||
   kr_die "the build changed $MOD/go.mod or go.sum: run go mod tidy there and commit the result"
 for c in "${missing[@]}"; do
   case $c in
