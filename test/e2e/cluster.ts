@@ -1,5 +1,6 @@
-// The control plane under test, for the tests: a real v1.20.2 etcd, kube-apiserver,
-// kube-controller-manager and kube-scheduler, started by kube/e2e.sh in jest's globalSetup.
+// The control plane under test, for the tests: a real etcd, kube-apiserver, kube-controller-manager
+// and kube-scheduler, v1.20.2 or the current release (FLOATIP_E2E_KUBE), started by kube/e2e.sh in
+// jest's globalSetup.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -20,7 +21,19 @@ export function runDir(): string {
   return process.env.FLOATIP_E2E_RUN_DIR ?? join(kubeHome(), 'run-e2e');
 }
 
+/** Which control plane this run has: kube/e2e.sh's FLOATIP_E2E_KUBE (v1.20 unless told). */
+export type KubeLine = 'v1.20' | 'current';
+export function kubeLine(): KubeLine {
+  return process.env.FLOATIP_E2E_KUBE === 'current' ? 'current' : 'v1.20';
+}
+
 export interface SchedulerConfig {
+  /**
+   * The shipped manifests/scheduler-config.yaml as it is (the v1beta1 key on v1.20, v1 on current),
+   * with only the kubeconfig, extender URL, leader election and QPS a test cluster needs; the
+   * extender fields below are then ignored.
+   */
+  readonly shipped?: boolean;
   /** false: a scheduler without extender (the default binder), for a baseline. Default true. */
   readonly extender?: boolean;
   /** The scheduler sends NodeNames instead of Nodes, and expects NodeNames back. Default false. */
@@ -36,15 +49,26 @@ export interface SchedulerConfig {
   /** A Go duration, e.g. "5s". */
   readonly httpTimeout?: string;
   readonly weight?: number;
+  /** Instead of the shipped 100; 0 is the scheduler's adaptive default (at least 100 nodes). */
+  readonly percentageOfNodesToScore?: number;
   /** kube-scheduler --v; 5 logs every extender exchange. */
   readonly verbosity?: number;
-  /** A whole KubeSchedulerConfiguration file instead of the one made from the knobs above. */
-  readonly configFile?: string;
+  /**
+   * The extender over mutual TLS, as shipped: this https URL, and the shipped tlsConfig's files from
+   * this directory (scripts/extender-certs.sh's scheduler.crt, scheduler.key, ca.crt). Without it
+   * the extender is the suite's plain-HTTP URL and the shipped tlsConfig is left out.
+   */
+  readonly extenderTls?: { readonly url: string; readonly dir: string };
 }
 
 /** scheduler.sh's knobs; kube/e2e.sh fills in the extender URL unless EXTENDER_URL is given. */
 function schedulerEnv(config: SchedulerConfig): Record<string, string> {
+  const tls: Record<string, string> = config.extenderTls
+    ? { EXTENDER_URL: config.extenderTls.url, EXTENDER_TLS_DIR: config.extenderTls.dir }
+    : {};
+  if (config.shipped) return { SCHED_SHIPPED: '1', SCHED_V: String(config.verbosity ?? 2), ...tls };
   return {
+    ...tls,
     ...(config.extender === false ? { EXTENDER_URL: '' } : {}),
     EXTENDER_FILTER_VERB: config.filterVerb ?? 'filter',
     EXTENDER_PRIORITIZE_VERB: config.prioritizeVerb ?? 'prioritize',
@@ -56,7 +80,9 @@ function schedulerEnv(config: SchedulerConfig): Record<string, string> {
     EXTENDER_HTTP_TIMEOUT: config.httpTimeout ?? '5s',
     EXTENDER_WEIGHT: String(config.weight ?? 1),
     SCHED_V: String(config.verbosity ?? 2),
-    ...(config.configFile ? { SCHED_CONFIG: config.configFile } : {}),
+    ...(config.percentageOfNodesToScore !== undefined
+      ? { SCHED_PERCENTAGE_OF_NODES_TO_SCORE: String(config.percentageOfNodesToScore) }
+      : {}),
   };
 }
 
@@ -70,7 +96,7 @@ export async function restartScheduler(config: SchedulerConfig = {}): Promise<vo
   // a developer's own scheduler knobs must not leak in (global-setup.ts strips the same)
   for (const key of Object.keys(env)) {
     if (
-      /^(EXTENDER_|MANAGED_RESOURCE|NODE_CACHE_CAPABLE$|SCHED_CONFIG$|SCHED_V$|K8S_SCHEDULER$|ETCD_DATA$)/.test(
+      /^(EXTENDER_|MANAGED_RESOURCE|NODE_CACHE_CAPABLE$|SCHED_CONFIG$|SCHED_SHIPPED$|SCHED_PERCENTAGE_OF_NODES_TO_SCORE$|SCHED_V$|K8S_SCHEDULER$|ETCD_DATA$)/.test(
         key,
       )
     ) {
@@ -109,6 +135,11 @@ export interface ClusterInfo {
   readonly KUBECONFIG: string;
   readonly APISERVER_URL: string;
   readonly KUBECTL: string;
+  readonly KUBE_CA_FILE: string;
+  readonly KUBE_ADMIN_CERT: string;
+  readonly KUBE_ADMIN_KEY: string;
+  readonly KUBE_ADMIN_TOKEN: string;
+  readonly SCHED_SECURE_PORT: string;
   readonly EXTENDER_URL: string;
   readonly NODE_CACHE_CAPABLE: string;
   /** Where tests serve the extender (kept when the scheduler runs without one). */

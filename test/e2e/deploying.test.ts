@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { clusterKubeConfig, ENI_IP, extenderPort, loadCluster, restartScheduler, runDir } from './cluster.js';
 import type { FakeKubelet } from './fake-kubelet.js';
 import { startFailoverProxy, type FailoverProxy } from './failover-proxy.js';
@@ -186,38 +186,6 @@ function tlsPost(url: string, dir: string, client: 'scheduler' | undefined): Pro
   });
 }
 
-/** The shipped v1beta1 scheduler configuration, pointed at this cluster and the test's certificates. */
-function shippedSchedulerConfig(certs: string): string {
-  const shipped = parse(readFileSync(join(REPO_ROOT, 'manifests/scheduler-config.yaml'), 'utf8')) as {
-    data: Record<string, string>;
-  };
-  const config = parse(shipped.data['scheduler-config-v1beta1.yaml']!) as {
-    clientConnection: Record<string, unknown>;
-    extenders: { urlPrefix: string; tlsConfig: Record<string, string> }[];
-    [key: string]: unknown;
-  };
-  const cluster = loadCluster();
-  const healthz = `127.0.0.1:${cluster.SCHED_HEALTHZ_PORT}`;
-  config.clientConnection = { kubeconfig: join(runDir(), 'scheduler.kubeconfig'), qps: 500, burst: 1000 };
-  config.leaderElection = { leaderElect: false };
-  config.healthzBindAddress = healthz;
-  config.metricsBindAddress = healthz;
-  const extender = config.extenders[0]!;
-  expect(extender.urlPrefix).toMatch(/^https:\/\//);
-  extender.urlPrefix = `https://127.0.0.1:${extenderPort()}/v1`;
-  for (const [field, file] of Object.entries({
-    certFile: 'scheduler.crt',
-    keyFile: 'scheduler.key',
-    caFile: 'ca.crt',
-  })) {
-    expect(extender.tlsConfig[field]).toBeDefined();
-    extender.tlsConfig[field] = join(certs, file);
-  }
-  const file = join(runDir(), 'scheduler-config-mtls.yaml');
-  writeFileSync(file, stringify(config));
-  return file;
-}
-
 scenario(
   'E2E-D3 (mTLS) two Ready replicas behind one URL; a rolling replace, then a SIGKILL of the leader, while pods come: every pod bound with its own IP',
   async () => {
@@ -227,7 +195,11 @@ scenario(
     rmSync(certs, { recursive: true, force: true });
     mkdirSync(certs);
     await exec(join(REPO_ROOT, 'scripts/extender-certs.sh'), [certs]);
-    await restartScheduler({ configFile: shippedSchedulerConfig(certs) });
+    // the shipped configuration's extender entry (https, tlsConfig), with the test's certificates
+    await restartScheduler({
+      shipped: true,
+      extenderTls: { url: `https://127.0.0.1:${extenderPort()}/v1`, dir: certs },
+    });
 
     const healthOf = new Map<string, number>();
     const replicas: FloatipProcess[] = [];

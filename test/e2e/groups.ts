@@ -76,8 +76,14 @@ export const GROUPS = {
   crash: group('crash', 7, 3, '10.131.7.10~10.131.7.120', { eniIPs: 32 }),
   /** E2E-7: two replicas, leader election. */
   leader: group('leader', 8, 2, '10.131.8.10~10.131.8.80'),
+  /** E2E-9: the few nodes with free addresses among 150 decoys of an unserved subnet. */
+  many: group('many', 9, 4, '10.131.9.10~10.131.9.40'),
+  /** E2E-10: two addresses, a third pod waits for one to be freed. */
+  requeue: group('requeue', 10, 2, '10.131.10.10~10.131.10.11'),
+  /** E2E-11: pods created while floatip is stopped. */
+  away: group('away', 11, 2, '10.131.11.10~10.131.11.30'),
   /** E2E-D3: the deployable setup, two replicas over mTLS, rolled and killed while pods come. */
-  deploy: group('deploy', 9, 2, '10.131.9.10~10.131.9.120', { eniIPs: 64 }),
+  deploy: group('deploy', 12, 2, '10.131.12.10~10.131.12.120', { eniIPs: 64 }),
 } satisfies Record<string, Group>;
 
 /** The one floatingip-config of the scenario files. */

@@ -8,6 +8,8 @@
 #   - client QPS raised for scheduler and controller-manager, so scale runs do not measure client throttling;
 #   - the scheduler's extender at E2E_EXTENDER_URL with filter, prioritize, bind and preempt, for pods that request
 #     tke.cloud.tencent.com/eni-ip. Any up.sh knob given in the environment wins (EXTENDER_URL= for none).
+#   - FLOATIP_E2E_KUBE picks the control plane: v1.20 (default; v1.20.2, ensure.sh) or current (the release
+#     current/go.mod pins, build-current.sh). `npm run test:e2e` runs the suite once on each (kube/versions.sh).
 # Usage: e2e.sh ensure|up|down|scheduler|env
 #   up     like up.sh, prints `export KUBECONFIG=...` (so `eval "$(e2e.sh up)"` works)
 #   env    prints the running cluster's cluster.env as exports (e.g. `eval "$(e2e.sh env)"; $KUBECTL get nodes`)
@@ -15,6 +17,10 @@
 #   FLOATIP_E2E_{SCHED,KCM}_{QPS,BURST}, and FLOATIP_KUBE_HOME for the build cache.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+case ${FLOATIP_E2E_KUBE:-v1.20} in
+  v1.20|current) export FLOATIP_KUBE_VERSION=${FLOATIP_E2E_KUBE:-v1.20} ;;
+  *) echo "e2e.sh: FLOATIP_E2E_KUBE must be v1.20 or current, not '$FLOATIP_E2E_KUBE'" >&2; exit 2 ;;
+esac
 KH=${FLOATIP_KUBE_HOME:-${HOME:?neither FLOATIP_KUBE_HOME nor HOME is set}/.cache/floatip-kube}
 export FLOATIP_KUBE_RUN=${FLOATIP_E2E_RUN_DIR:-$KH/run-e2e}
 export ETCD_PORT=${FLOATIP_E2E_ETCD_PORT:-23790}
@@ -40,7 +46,8 @@ record() {
 }
 
 case ${1:-} in
-  ensure) exec "$HERE/ensure.sh" ;;
+  ensure)
+    if [ "$FLOATIP_KUBE_VERSION" = current ]; then exec "$HERE/build-current.sh"; else exec "$HERE/ensure.sh"; fi ;;
   down) exec "$HERE/down.sh" ;;
   up) "$HERE/up.sh"; record ;;   # stdout: up.sh's `export KUBECONFIG=...`
   scheduler) "$HERE/scheduler.sh"; record ;;

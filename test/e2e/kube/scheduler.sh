@@ -15,12 +15,14 @@ kr_init
 # one value of the running cluster's description, without letting it override the caller's environment
 cluster() { ( # shellcheck disable=SC1091
   . "$KR_RUN/cluster.env"; printf '%s' "${!1-}" ); }
+[ "$(cluster KR_KUBE)" = "$KR_KUBE" ] ||
+  kr_die "the cluster in $KR_RUN runs $(cluster KR_VERSION), not FLOATIP_KUBE_VERSION=$KR_KUBE ($KR_VERSION)"
 SCHED_SECURE_PORT=$(cluster SCHED_SECURE_PORT)
 SCHED_HEALTHZ_PORT=$(cluster SCHED_HEALTHZ_PORT)
 [ -n "$SCHED_SECURE_PORT" ] && [ -n "$SCHED_HEALTHZ_PORT" ] ||
   kr_die "$KR_RUN/cluster.env names no scheduler ports; restart the cluster with this directory's up.sh"
 kr_pid_of kube-apiserver kube-apiserver >/dev/null || kr_die "the kube-apiserver of $KR_RUN is not running"
-[ -x "$KR_BIN/kube-scheduler" ] || kr_die "no $KR_BIN/kube-scheduler: run $HERE/ensure.sh first"
+[ -x "$KR_BIN/kube-scheduler" ] || kr_die "no $KR_BIN/kube-scheduler: run $HERE/ensure.sh (current: build-current.sh) first"
 kr_sched_settings
 T0=$(kr_now_ms)
 
