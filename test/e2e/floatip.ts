@@ -34,6 +34,8 @@ export interface FloatipOptions {
   readonly args?: readonly string[];
   /** Flags for node itself, e.g. `--cpu-prof`. */
   readonly nodeArgs?: readonly string[];
+  /** Default the cluster's admin kubeconfig; e.g. one through a fault proxy. */
+  readonly kubeconfig?: string;
 }
 
 export const FAST_LEADER_ELECTION: LeaderElection = {
@@ -107,7 +109,7 @@ export class FloatipProcess {
     const args = [
       'serve',
       '--kubeconfig',
-      loadCluster().KUBECONFIG,
+      options.kubeconfig ?? loadCluster().KUBECONFIG,
       '--bind',
       '127.0.0.1',
       '--port',

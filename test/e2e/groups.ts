@@ -76,6 +76,9 @@ export const GROUPS = {
   crash: group('crash', 7, 3, '10.131.7.10~10.131.7.120', { eniIPs: 32 }),
   /** E2E-7: two replicas, leader election. */
   leader: group('leader', 8, 2, '10.131.8.10~10.131.8.80'),
+  /** The churn (churn.ts): two node subnets its pods may land in. */
+  churnA: group('churn-a', 20, 2, '10.131.20.10~10.131.20.250', { eniIPs: 100 }),
+  churnB: group('churn-b', 21, 2, '10.131.21.10~10.131.21.250', { eniIPs: 100 }),
 } satisfies Record<string, Group>;
 
 /** The one floatingip-config of the scenario files. */

@@ -2,17 +2,19 @@
 // floating-IP ConfigMap, Pool objects, FloatingIP objects, the pods' galaxy annotation, and the check
 // that they agree one to one (consistencyProblems / expectConsistent).
 import {
+  AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
   type V1ConfigMap,
+  type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { objectNameOf } from '../../src/store/floating-ip-object.js';
-import { clusterKubeConfig, loadCluster } from './cluster.js';
+import { clusterKubeConfig, ENI_IP, loadCluster } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
 import { REPO_ROOT, type FloatipProcess } from './floatip.js';
 import { describeError, httpCode } from './kube-errors.js';
@@ -204,11 +206,45 @@ export function expectedKey(pod: V1Pod): string {
 export const isFinished = (pod: V1Pod): boolean =>
   pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded';
 
+/** What each problem breaks, for counting (the churn's figures). */
+export type Invariant =
+  /** an address in two pods' annotations */
+  | 'duplicate'
+  /** an object no pod holds and no policy keeps */
+  | 'leak'
+  /** a pod's address without a matching object, or floatip's view (REST, metrics) not the objects */
+  | 'lost'
+  /** a pod's address outside its node's subnet */
+  | 'subnet'
+  /** a running pod that wants an address and has none */
+  | 'unaddressed';
+
+export const INVARIANTS: readonly Invariant[] = ['duplicate', 'leak', 'lost', 'subnet', 'unaddressed'];
+
 export interface Consistency {
   readonly problems: string[];
+  /** Problems per invariant. */
+  readonly counts: Record<Invariant, number>;
   readonly objects: FipObject[];
   /** Pods that hold addresses (not finished, with ipinfos). */
   readonly holders: V1Pod[];
+}
+
+export interface ConsistencyOptions {
+  readonly floatip?: FloatipProcess;
+  readonly kc?: KubeConfig;
+  /**
+   * Also: every address in its pod's node's subnet (these entries' `subnet`), every running pod
+   * that requests the ENI IP resource holds one, and floatip's /metrics (`floatip_addresses`
+   * allocated, per subnet) counts exactly the objects.
+   */
+  readonly config?: readonly ConfigEntry[];
+  /**
+   * Also: an object that names no pod is there only because its policy keeps it
+   * (docs/galaxy.md#the-release-table): never (2) always; immutable (1) while its Deployment
+   * exists, or its StatefulSet exists with the pod's ordinal below its replicas; default (0) never.
+   */
+  readonly policies?: boolean;
 }
 
 /** Namespaces whose pods carry the tiny extender's fixed annotation, not floatip's. */
@@ -224,15 +260,18 @@ const NOT_FLOATIP = /^e2e-h-/;
  * - when floatip's REST API answers (`GET /v1/ip` on its API port), its allocated addresses are
  *   exactly the objects.
  */
-export async function consistencyProblems(
-  options: { floatip?: FloatipProcess; kc?: KubeConfig } = {},
-): Promise<Consistency> {
+export async function consistencyProblems(options: ConsistencyOptions = {}): Promise<Consistency> {
   const kc = options.kc ?? clusterKubeConfig();
   const [objects, podList] = await Promise.all([
     listFloatingIPs(kc),
     kc.makeApiClient(CoreV1Api).listPodForAllNamespaces(),
   ]);
   const problems: string[] = [];
+  const counts = Object.fromEntries(INVARIANTS.map((i) => [i, 0])) as Record<Invariant, number>;
+  const add = (invariant: Invariant, problem: string) => {
+    counts[invariant]++;
+    problems.push(problem);
+  };
   const byName = new Map(objects.map((o) => [o.name, o]));
   const heldBy = new Map<string, string>();
   const holders: V1Pod[] = [];
@@ -243,7 +282,7 @@ export async function consistencyProblems(
     try {
       ips = addressesOf(pod);
     } catch (err) {
-      problems.push(`${who}: unreadable ${CNI_ARGS_ANNOTATION}: ${(err as Error).message}`);
+      add('lost', `${who}: unreadable ${CNI_ARGS_ANNOTATION}: ${(err as Error).message}`);
       continue;
     }
     if (ips.length > 0) holders.push(pod);
@@ -251,21 +290,18 @@ export async function consistencyProblems(
     for (const ip of ips) {
       const name = objectNameOf(ip);
       const other = heldBy.get(name);
-      if (other) problems.push(`${ip} is in the annotations of both ${other} and ${who}`);
+      if (other) add('duplicate', `${ip} is in the annotations of both ${other} and ${who}`);
       heldBy.set(name, who);
       const o = byName.get(name);
       if (!o) {
-        problems.push(`${who} has ${ip} but there is no FloatingIP ${name}`);
+        add('lost', `${who} has ${ip} but there is no FloatingIP ${name}`);
         continue;
       }
       const key = expectedKey(pod);
-      if (o.key !== key)
-        problems.push(`FloatingIP ${name} has key ${o.key}, but ${who} (key ${key}) holds it`);
-      if (o.uid !== uid) problems.push(`FloatingIP ${name} names pod UID "${o.uid}", but ${who} is ${uid}`);
+      if (o.key !== key) add('lost', `FloatingIP ${name} has key ${o.key}, but ${who} (key ${key}) holds it`);
+      if (o.uid !== uid) add('lost', `FloatingIP ${name} names pod UID "${o.uid}", but ${who} is ${uid}`);
       if (o.nodeName !== (pod.spec?.nodeName ?? '')) {
-        problems.push(
-          `FloatingIP ${name} names node "${o.nodeName}", but ${who} is on ${pod.spec?.nodeName}`,
-        );
+        add('lost', `FloatingIP ${name} names node "${o.nodeName}", but ${who} is on ${pod.spec?.nodeName}`);
       }
     }
   }
@@ -274,16 +310,29 @@ export async function consistencyProblems(
     if (o.uid === '' || heldBy.has(o.name)) continue;
     const pod = byUid.get(o.uid);
     const who = pod ? `pod ${pod.metadata?.namespace}/${pod.metadata?.name}` : '';
-    problems.push(
+    add(
+      'leak',
       pod && !pod.spec?.nodeName && !isFinished(pod)
         ? `FloatingIP ${o.name} (${o.key}) is taken for ${who}, which is not bound: a bind under way or cut short`
         : `FloatingIP ${o.name} (${o.key}, uid ${o.uid}) is held by no pod${pod ? ` (${who} is ${pod.status?.phase})` : ''}: a leak`,
     );
   }
-  if (options.floatip?.apiPort !== undefined && options.floatip.running) {
-    problems.push(...(await restViewProblems(options.floatip.apiPort, objects)));
+  if (options.policies) {
+    for (const problem of await unkeptProblems(kc, objects, heldBy)) add('leak', problem);
   }
-  return { problems, objects, holders };
+  if (options.config) {
+    const nodes = (await kc.makeApiClient(CoreV1Api).listNode()).items;
+    for (const [invariant, problem] of placementProblems(options.config, nodes, podList.items))
+      add(invariant, problem);
+  }
+  if (options.floatip?.apiPort !== undefined && options.floatip.running) {
+    for (const problem of await restViewProblems(options.floatip.apiPort, objects)) add('lost', problem);
+    if (options.config) {
+      for (const problem of await metricsProblems(options.floatip.apiPort, options.config, objects))
+        add('lost', problem);
+    }
+  }
+  return { problems, counts, objects, holders };
 }
 
 /** floatip's own view through galaxy's REST API, when this build has it. */
@@ -310,10 +359,128 @@ async function restViewProblems(apiPort: number, objects: readonly FipObject[]):
   return problems;
 }
 
+/** Objects naming no pod that their policy does not keep (see ConsistencyOptions.policies). */
+async function unkeptProblems(
+  kc: KubeConfig,
+  objects: readonly FipObject[],
+  heldBy: ReadonlyMap<string, string>,
+): Promise<string[]> {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const [deployments, statefulSets] = await Promise.all([
+    apps.listDeploymentForAllNamespaces(),
+    apps.listStatefulSetForAllNamespaces(),
+  ]);
+  const live = (o: { metadata?: { namespace?: string; name?: string; deletionTimestamp?: Date } }) =>
+    !o.metadata?.deletionTimestamp;
+  const deployment = new Set(
+    deployments.items.filter(live).map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`),
+  );
+  const replicas = new Map(
+    statefulSets.items
+      .filter(live)
+      .map((t) => [`${t.metadata?.namespace}/${t.metadata?.name}`, t.spec?.replicas ?? 1]),
+  );
+  const problems: string[] = [];
+  for (const o of objects) {
+    if (o.uid !== '' || heldBy.has(o.name) || o.policy === 2) continue;
+    const unkept = `FloatingIP ${o.name} (${o.key}, policy ${o.policy}) is held by no pod`;
+    // keys: [pool__<P>_]<type>_<ns>_<app>_<pod>, with no '_' in Kubernetes names
+    const [type, ns, app, podName] = o.key.replace(/^pool__[^_]*_/, '').split('_');
+    if (o.policy !== 1) problems.push(`${unkept} and its policy keeps nothing: a leak`);
+    else if (type === 'dp' && !deployment.has(`${ns}/${app}`))
+      problems.push(`${unkept} and Deployment ${ns}/${app} is gone: a leak`);
+    else if (type === 'sts') {
+      const ordinal = Number(podName?.slice(podName.lastIndexOf('-') + 1));
+      const want = replicas.get(`${ns}/${app}`);
+      if (want === undefined) problems.push(`${unkept} and StatefulSet ${ns}/${app} is gone: a leak`);
+      else if (!(ordinal < want))
+        problems.push(
+          `${unkept}: ordinal ${ordinal} of StatefulSet ${ns}/${app} with ${want} replicas: a leak`,
+        );
+    } else if (type !== 'dp' && type !== 'sts')
+      problems.push(`${unkept} and has no app to keep it for: a leak`);
+  }
+  return problems;
+}
+
+/** Whether IPv4 `ip` is inside `cidr`. */
+function inCidr(ip: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/') as [string, string];
+  if (ip.includes(':') || base.includes(':')) return false;
+  const n = (s: string) => s.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(n(ip) / size) === Math.floor(n(base) / size);
+}
+
+/** Running pods wanting an address without one, and addresses outside their node's subnet (IPv4). */
+function placementProblems(
+  config: readonly ConfigEntry[],
+  nodes: readonly V1Node[],
+  pods: readonly V1Pod[],
+): [Invariant, string][] {
+  const nodeIPs = new Map(
+    nodes.map((n) => [
+      n.metadata?.name ?? '',
+      (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address),
+    ]),
+  );
+  const problems: [Invariant, string][] = [];
+  for (const pod of pods) {
+    if (pod.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp) continue;
+    if (NOT_FLOATIP.test(pod.metadata?.namespace ?? '')) continue;
+    const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
+    const wants = (pod.spec?.containers ?? []).some((c) => c.resources?.limits?.[ENI_IP] !== undefined);
+    const ips = addressesOf(pod).filter((ip) => !ip.includes(':'));
+    if (wants && ips.length === 0) problems.push(['unaddressed', `${who} is Running and has no address`]);
+    const node = pod.spec?.nodeName ?? '';
+    const entries = config.filter((e) =>
+      e.nodeSubnets.some((subnet) => (nodeIPs.get(node) ?? []).some((ip) => inCidr(ip, subnet))),
+    );
+    for (const ip of ips) {
+      if (!entries.some((e) => inCidr(ip, e.subnet)))
+        problems.push(['subnet', `${who} on ${node} has ${ip}, outside its node's subnet's entries`]);
+    }
+  }
+  return problems;
+}
+
+/** floatip's `floatip_addresses{state="allocated"}` per IPv4 subnet against the objects. */
+async function metricsProblems(
+  apiPort: number,
+  config: readonly ConfigEntry[],
+  objects: readonly FipObject[],
+): Promise<string[]> {
+  let text: string;
+  try {
+    const res = await fetch(`http://127.0.0.1:${apiPort}/metrics`, { signal: AbortSignal.timeout(5000) });
+    text = await res.text();
+    if (res.status !== 200) return [];
+  } catch {
+    return [];
+  }
+  const allocated = new Map<string, number>();
+  for (const m of text.matchAll(/^floatip_addresses\{([^}]*)\} (\S+)$/gm)) {
+    const labels = m[1]!;
+    const subnet = /subnet="([^"]*)"/.exec(labels)?.[1];
+    if (!subnet || !labels.includes('state="allocated"') || !labels.includes('family="ipv4"')) continue;
+    allocated.set(subnet, (allocated.get(subnet) ?? 0) + Number(m[2]));
+  }
+  const problems: string[] = [];
+  for (const subnet of new Set(config.map((e) => e.subnet).filter((c) => !c.includes(':')))) {
+    const stored = objects.filter((o) => inCidr(o.name, subnet)).length;
+    const counted = allocated.get(subnet) ?? 0;
+    if (stored !== counted)
+      problems.push(
+        `/metrics counts ${counted} allocated in ${subnet}, but ${stored} FloatingIP objects are there`,
+      );
+  }
+  return problems;
+}
+
 /** Waits (floatip releases after a pod is gone, asynchronously) until everything agrees. */
 export async function expectConsistent(
   what: string,
-  options: { floatip?: FloatipProcess; timeoutMs?: number } = {},
+  options: ConsistencyOptions & { timeoutMs?: number } = {},
 ): Promise<Consistency> {
   let last: Consistency | undefined;
   return waitFor(
