@@ -3,36 +3,22 @@
 // invariants; the figures are printed at the end (and written to <run dir>/soak-figures.json).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAULT_KINDS, Replicas } from './churn-faults.js';
-import { cleanUpChurn, describeFigures, prepareChurn, runChurn } from './churn.js';
+import { FAULT_KINDS } from './churn-faults.js';
+import { churnCluster, describeFigures, runChurn } from './churn.js';
 import { runDir } from './cluster.js';
-import type { FakeKubelet } from './fake-kubelet.js';
-import { scenario, stopAllFloatips } from './floatip.js';
+import { scenario } from './floatip.js';
 import { INVARIANTS } from './ipam-state.js';
-import { note, startFloatip } from './suite.js';
+import { note } from './suite.js';
 
 const ns = 'e2e-soak';
 const OPERATIONS = Number(process.env.FLOATIP_SOAK_OPERATIONS ?? 30_000);
 const MINUTES = Number(process.env.FLOATIP_SOAK_MINUTES ?? 90);
-let kubelet: FakeKubelet | undefined;
-let replicas: Replicas | undefined;
-
-beforeAll(async () => {
-  kubelet = await prepareChurn(ns);
-});
-
-afterAll(async () => {
-  await replicas?.close();
-  await stopAllFloatips();
-  await startFloatip({ name: 'soak-cleanup' });
-  await cleanUpChurn(ns, kubelet);
-  await stopAllFloatips();
-});
+const cluster = churnCluster(ns);
 
 scenario(
   `SOAK churn: ${OPERATIONS} operations or ${MINUTES} minutes under every fault kind, cycled`,
   async () => {
-    replicas = await Replicas.start('30s');
+    const replicas = await cluster.startReplicas('30s');
     const started = new Date();
     const figures = await runChurn(
       {

@@ -1,29 +1,13 @@
 // E2E-R1: the churn (churn.ts) in its CI size: every fault kind once, in a few minutes, then the
 // invariants. `npm run soak` runs the same for tens of thousands of operations (churn.soak.ts).
-import { BLACKHOLE_MS, FAULT_KINDS, Replicas, type FaultKind } from './churn-faults.js';
-import { cleanUpChurn, describeFigures, prepareChurn, runChurn } from './churn.js';
-import type { FakeKubelet } from './fake-kubelet.js';
-import { scenario, stopAllFloatips } from './floatip.js';
+import { BLACKHOLE_MS, FAULT_KINDS, type FaultKind } from './churn-faults.js';
+import { churnCluster, describeFigures, runChurn } from './churn.js';
+import { scenario } from './floatip.js';
 import { INVARIANTS } from './ipam-state.js';
-import { note, startFloatip } from './suite.js';
+import { note } from './suite.js';
 import { SILENCE_GRACE_MS, WATCH_TIMEOUT_SECONDS } from '../../src/kube/reflector.js';
 
-const ns = 'e2e-churn';
-let kubelet: FakeKubelet | undefined;
-let replicas: Replicas | undefined;
-
-beforeAll(async () => {
-  kubelet = await prepareChurn(ns);
-});
-
-afterAll(async () => {
-  await replicas?.close();
-  // a floatip on the extender port sees the pods go
-  await stopAllFloatips();
-  await startFloatip({ name: 'churn-cleanup' });
-  await cleanUpChurn(ns, kubelet);
-  await stopAllFloatips();
-});
+const cluster = churnCluster('e2e-churn');
 
 // the blackhole early, so that the watches it silenced are given up on during the run
 const ORDER: FaultKind[] = ['blackhole', ...FAULT_KINDS.filter((k) => k !== 'blackhole')];
@@ -31,10 +15,10 @@ const ORDER: FaultKind[] = ['blackhole', ...FAULT_KINDS.filter((k) => k !== 'bla
 scenario(
   'E2E-R1 churn of every workload kind and release policy under kube-apiserver, etcd, controller-manager and scheduler restarts, a leader SIGKILL, latency, resets and a blackhole: nothing duplicated, leaked, lost or stuck',
   async () => {
-    replicas = await Replicas.start('10s');
+    const replicas = await cluster.startReplicas('10s');
     const figures = await runChurn(
       {
-        namespace: ns,
+        namespace: 'e2e-churn',
         operations: 5000,
         maxDurationMs: 300_000,
         opsPerSecond: 8,

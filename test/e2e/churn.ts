@@ -27,7 +27,8 @@ import {
   type Invariant,
 } from './ipam-state.js';
 import { describeError } from './kube-errors.js';
-import { cleanUpFile, endNamespace, note, prepareFile } from './suite.js';
+import { stopAllFloatips } from './floatip.js';
+import { cleanUpFile, endNamespace, note, prepareFile, startFloatip } from './suite.js';
 import { sleep } from './wait.js';
 import { ensureNamespace } from './workloads.js';
 import { SILENCE_GRACE_MS, WATCH_TIMEOUT_SECONDS } from '../../src/kube/reflector.js';
@@ -117,21 +118,36 @@ class PodLedger {
   }
 }
 
-export async function prepareChurn(namespace: string): Promise<FakeKubelet> {
-  await prepareFile(CHURN_GROUPS);
-  await applyCrds();
-  await deletePool(CHURN_POOL);
-  await createPool(CHURN_POOL, CHURN_POOL_SIZE);
-  await ensureNamespace(namespace);
-  const kubelet = new FakeKubelet({ namespace });
-  await kubelet.start();
-  return kubelet;
-}
-
-export async function cleanUpChurn(namespace: string, kubelet: FakeKubelet | undefined): Promise<void> {
-  await endNamespace(namespace, kubelet);
-  await cleanUpFile(CHURN_GROUPS);
-  await deletePool(CHURN_POOL);
+/**
+ * A churn file's beforeAll and afterAll: the cluster prepared (config, nodes, Pool, namespace, a
+ * fake kubelet); afterwards the replicas stopped and everything removed, with a floatip on the
+ * extender port to see the pods go. Returns what starts the replicas (inside the scenario, so
+ * their logs are in its failure message).
+ */
+export function churnCluster(namespace: string): {
+  startReplicas(resyncInterval: string): Promise<Replicas>;
+} {
+  let kubelet: FakeKubelet | undefined;
+  let replicas: Replicas | undefined;
+  beforeAll(async () => {
+    await prepareFile(CHURN_GROUPS);
+    await applyCrds();
+    await deletePool(CHURN_POOL);
+    await createPool(CHURN_POOL, CHURN_POOL_SIZE);
+    await ensureNamespace(namespace);
+    kubelet = new FakeKubelet({ namespace });
+    await kubelet.start();
+  });
+  afterAll(async () => {
+    await replicas?.close();
+    await stopAllFloatips();
+    await startFloatip({ name: `${namespace}-cleanup` });
+    await endNamespace(namespace, kubelet);
+    await cleanUpFile(CHURN_GROUPS);
+    await deletePool(CHURN_POOL);
+    await stopAllFloatips();
+  });
+  return { startReplicas: async (resyncInterval) => (replicas = await Replicas.start(resyncInterval)) };
 }
 
 /**
