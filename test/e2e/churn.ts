@@ -94,16 +94,16 @@ class PodLedger {
     const informer = makeInformer<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, () =>
       core.listNamespacedPod({ namespace }),
     );
-    const note = (pod: V1Pod, gone: boolean) => {
+    const record = (pod: V1Pod, gone: boolean) => {
       const uid = pod.metadata?.uid ?? '';
       const entry = this.seen.get(uid) ?? { name: pod.metadata?.name ?? '', bound: false, gone: false };
       entry.bound ||= Boolean(pod.spec?.nodeName);
       entry.gone ||= gone;
       this.seen.set(uid, entry);
     };
-    informer.on('add', (p) => note(p, false));
-    informer.on('update', (p) => note(p, false));
-    informer.on('delete', (p) => note(p, true));
+    informer.on('add', (p) => record(p, false));
+    informer.on('update', (p) => record(p, false));
+    informer.on('delete', (p) => record(p, true));
     this.running = await runInformer(informer, () => this.warnings++);
   }
 
@@ -187,12 +187,11 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
   };
 
   // binds under way: a burst of bare pods, and the fault fires once the leader has bound one of them
+  const bursts = workloads.filter((w) => w.name.startsWith('p-burst-'));
   const midBind = async (): Promise<string> => {
     const leader = await replicas.leader();
     const before = leader.records('pod bound').length;
-    const idle = workloads.filter((w) => w.name.startsWith('p-burst-') && !w.busy);
-    await Promise.all(idle.filter((w) => w.exists).map((w) => apply(w, 'delete')));
-    await Promise.all(idle.map((w) => apply(w, 'create')));
+    await Promise.all(bursts.filter((w) => !w.exists).map((w) => apply(w, 'create')));
     const deadline = Date.now() + 20_000;
     while (leader.records('pod bound').length === before && Date.now() < deadline) await sleep(2);
     return `${leader.records('pod bound').length - before} bound by ${leader.name} when kube-apiserver stopped`;
@@ -205,6 +204,8 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
       const kind = plan.faults[i % plan.faults.length]!;
       try {
         const record = await injectFault(kind, replicas, midBind);
+        // gone long before the next burst needs their names again
+        await Promise.all(bursts.filter((w) => w.exists).map((w) => apply(w, 'delete')));
         records.push(record);
         faults[kind]++;
         note(
@@ -225,7 +226,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
   while (!done()) {
     await sleep(1000 / plan.opsPerSecond);
     if (inFlight.size >= plan.concurrency) continue;
-    const idle = workloads.filter((w) => !w.busy && !w.name.startsWith('p-burst-'));
+    const idle = workloads.filter((w) => !w.busy && !bursts.includes(w));
     const w = idle[Math.floor(random() * idle.length)];
     if (!w) continue;
     const op = apply(w).finally(() => inFlight.delete(op));
