@@ -28,8 +28,6 @@ export interface FaultProxy {
    * gives up on them).
    */
   blackhole(ms: number): Promise<number>;
-  /** Connections open now (silent ones included). */
-  open(): number;
   close(): Promise<void>;
 }
 
@@ -132,7 +130,6 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       await new Promise((resolve) => setTimeout(resolve, ms));
       return stats.blackholed - before;
     },
-    open: () => pipes.size,
     async close() {
       for (const pipe of pipes) {
         pipe.client.destroy();
