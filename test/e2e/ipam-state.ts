@@ -242,7 +242,8 @@ export interface ConsistencyOptions {
   /**
    * Also: an object that names no pod is there only because its policy keeps it
    * (docs/galaxy.md#the-release-table): never (2) always; immutable (1) while its Deployment
-   * exists, or its StatefulSet exists with the pod's ordinal below its replicas; default (0) never.
+   * exists with replicas, or its StatefulSet exists with the pod's ordinal below its replicas;
+   * default (0) never.
    */
   readonly policies?: boolean;
 }
@@ -372,8 +373,11 @@ async function unkeptProblems(
   ]);
   const live = (o: { metadata?: { namespace?: string; name?: string; deletionTimestamp?: Date } }) =>
     !o.metadata?.deletionTimestamp;
+  // a Deployment with no replicas keeps nothing for `immutable` (docs/galaxy.md#the-release-table)
   const deployment = new Set(
-    deployments.items.filter(live).map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`),
+    deployments.items
+      .filter((d) => live(d) && (d.spec?.replicas ?? 1) > 0)
+      .map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`),
   );
   const replicas = new Map(
     statefulSets.items
@@ -388,7 +392,7 @@ async function unkeptProblems(
     const [type, ns, app, podName] = o.key.replace(/^pool__[^_]*_/, '').split('_');
     if (o.policy !== 1) problems.push(`${unkept} and its policy keeps nothing: a leak`);
     else if (type === 'dp' && !deployment.has(`${ns}/${app}`))
-      problems.push(`${unkept} and Deployment ${ns}/${app} is gone: a leak`);
+      problems.push(`${unkept} and Deployment ${ns}/${app} is gone or has no replicas: a leak`);
     else if (type === 'sts') {
       const ordinal = Number(podName?.slice(podName.lastIndexOf('-') + 1));
       const want = replicas.get(`${ns}/${app}`);
