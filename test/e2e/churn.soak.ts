@@ -7,7 +7,7 @@ import { FAULT_KINDS } from './churn-faults.js';
 import { churnCluster, describeFigures, runChurn } from './churn.js';
 import { runDir } from './cluster.js';
 import { scenario } from './floatip.js';
-import { INVARIANTS } from './ipam-state.js';
+import { INVARIANTS } from './ipam-invariants.js';
 import { note } from './suite.js';
 
 const ns = 'e2e-soak';

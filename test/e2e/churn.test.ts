@@ -3,7 +3,7 @@
 import { BLACKHOLE_MS, FAULT_KINDS, type FaultKind } from './churn-faults.js';
 import { churnCluster, describeFigures, runChurn } from './churn.js';
 import { scenario } from './floatip.js';
-import { INVARIANTS } from './ipam-state.js';
+import { INVARIANTS } from './ipam-invariants.js';
 import { note } from './suite.js';
 import { SILENCE_GRACE_MS, WATCH_TIMEOUT_SECONDS } from '../../src/kube/reflector.js';
 

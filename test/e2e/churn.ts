@@ -17,15 +17,8 @@ import { clusterKubeConfig } from './cluster.js';
 import { FakeKubelet } from './fake-kubelet.js';
 import { GROUPS, SUITE_CONFIG } from './groups.js';
 import { runInformer } from './informers.js';
-import {
-  applyCrds,
-  consistencyProblems,
-  createPool,
-  deletePool,
-  INVARIANTS,
-  type Consistency,
-  type Invariant,
-} from './ipam-state.js';
+import { applyCrds, consistencyProblems, createPool, deletePool, type Consistency } from './ipam-state.js';
+import { INVARIANTS, type Invariant } from './ipam-invariants.js';
 import { describeError } from './kube-errors.js';
 import { stopAllFloatips } from './floatip.js';
 import { cleanUpFile, endNamespace, note, prepareFile, startFloatip } from './suite.js';
