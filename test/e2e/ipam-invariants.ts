@@ -40,6 +40,8 @@ export async function unkeptProblems(
       .filter((d) => live(d) && (d.spec?.replicas ?? 1) > 0)
       .map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`),
   );
+  // but what is parked at the app's key stays, even once the app is gone or scaled to 0
+  // (docs/galaxy.md#parked-addresses-kept-forever): taken again if the app comes back
   const replicas = new Map(
     statefulSets.items
       .filter(live)
@@ -52,7 +54,7 @@ export async function unkeptProblems(
     // keys: [pool__<P>_]<type>_<ns>_<app>_<pod>, with no '_' in Kubernetes names
     const [type, ns, app, podName] = o.key.replace(/^pool__[^_]*_/, '').split('_');
     if (o.policy !== 1) problems.push(`${unkept} and its policy keeps nothing: a leak`);
-    else if (type === 'dp' && !deployment.has(`${ns}/${app}`))
+    else if (type === 'dp' && podName && !deployment.has(`${ns}/${app}`))
       problems.push(`${unkept} and Deployment ${ns}/${app} is gone or has no replicas: a leak`);
     else if (type === 'sts') {
       const ordinal = Number(podName?.slice(podName.lastIndexOf('-') + 1));

@@ -232,9 +232,10 @@ export interface ConsistencyOptions {
   readonly config?: readonly ConfigEntry[];
   /**
    * Also: an object that names no pod is there only because its policy keeps it
-   * (docs/galaxy.md#the-release-table): never (2) always; immutable (1) while its Deployment
-   * exists with replicas, or its StatefulSet exists with the pod's ordinal below its replicas;
-   * default (0) never.
+   * (docs/galaxy.md#the-release-table): never (2) always; immutable (1) parked at its
+   * Deployment's key always (docs/galaxy.md#parked-addresses-kept-forever), on a pod's key while
+   * its Deployment exists with replicas, or its StatefulSet with the pod's ordinal below its
+   * replicas; default (0) never.
    */
   readonly policies?: boolean;
 }
