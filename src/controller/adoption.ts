@@ -1,6 +1,7 @@
 // Adoption (galaxy's syncPodIP): a running pod whose annotation names addresses floatip does not
 // hold for it takes them for its key if they are free (a restore after data loss, or galaxy's
-// objects lost); one another key holds is a conflict, warned about and left alone. A pod without
+// objects lost), or if its key keeps them for no pod; one another key holds is a conflict, warned
+// about and left alone. A pod without
 // the annotation has nothing to adopt (galaxy crashes, docs/galaxy.md#adoption-crashes-without-the-annotation).
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
@@ -46,9 +47,23 @@ export class Adoption {
     const who = namespacedName(pod);
     await locks.pod(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', async () => {
       const key = keyOfPod(pod);
+      const attrs: Attrs = {
+        policy: policyOfPod(pod),
+        nodeName: pod.spec?.nodeName ?? '',
+        podUid: pod.metadata?.uid ?? '',
+      };
       for (const ip of ips) {
         const holder = store.allocator.get(ip);
-        if (holder?.key === key.text) continue;
+        if (holder?.key === key.text) {
+          // kept on the key for no pod, yet a pod of that key runs with it: kube-apiserver v1.20
+          // ignores a Binding's UID, so a bind decided for an incarnation that was just replaced
+          // binds its successor, which the resync then finds under a kept (UID-less) object
+          if (holder.podUid === '' && attrs.podUid !== '') {
+            await store.update(ip, { key: key.text, podUid: '' }, attrs);
+            log.info({ pod: who, ip, key: key.text }, 'adopted the kept address of a running pod');
+          }
+          continue;
+        }
         if (holder) {
           log.warn(
             { pod: who, ip, key: key.text, holder: holder.key },
@@ -60,11 +75,6 @@ export class Adoption {
           log.warn({ pod: who, ip, key: key.text }, `failed to find floating ip by ${ip} in cache`);
           continue;
         }
-        const attrs: Attrs = {
-          policy: policyOfPod(pod),
-          nodeName: pod.spec?.nodeName ?? '',
-          podUid: pod.metadata?.uid ?? '',
-        };
         await store.allocateIP(ip, key.text, attrs);
         log.info({ pod: who, ip, key: key.text }, 'adopted the address of a running pod');
       }

@@ -3,6 +3,10 @@
 // gone (410) it lists again and reports the difference as events, so a consumer never misses a
 // deletion that happened while it was not watching. client-node's informer stops on errors and
 // leaves restarting to its user (kubernetes-client/javascript#795, #1933); this one does not stop.
+// A watch that goes silent without closing (a dead NAT entry, a blackholed path: no FIN, no RST)
+// would otherwise be followed forever: every watch asks the server to end it after
+// `watchTimeoutSeconds`, so a healthy one ends by then; one still open `SILENCE_GRACE_MS` later
+// (or still waiting for its response headers) is given up on and watched again from its version.
 import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
 import { KubeApiError, kubeError } from './custom-resources.js';
@@ -29,7 +33,17 @@ export interface ReflectorOptions<T> {
    * for a consumer that keeps its own copy: 100,000 FloatingIPs are not worth holding twice.
    */
   readonly keep?: 'objects' | 'versions';
+  /**
+   * The server ends each watch after this (its `timeoutSeconds`), so a watch still open
+   * `SILENCE_GRACE_MS` later is silent and is watched again. Default `WATCH_TIMEOUT_SECONDS`.
+   */
+  readonly watchTimeoutSeconds?: number;
 }
+
+/** client-go asks for 5-10 min; shorter here, as it bounds how long a silent watch goes unnoticed. */
+export const WATCH_TIMEOUT_SECONDS = 30;
+/** How long past its timeoutSeconds a watch may stay open before it counts as silent. */
+export const SILENCE_GRACE_MS = 5000;
 
 /** managedFields can be half of an object's size and floatip never reads them. */
 function trimmed<T extends KubernetesObject>(object: T): T {
@@ -143,16 +157,51 @@ export class Reflector<T extends KubernetesObject> {
     }
   }
 
-  /** One watch, from the last version seen; resolves when it ends normally, rejects on failure. */
+  /**
+   * One watch, from the last version seen; resolves when it ends normally (the server's timeout
+   * included), rejects on failure or when it outlives its timeout (silent).
+   */
   private watchOnce(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let failure: Error | undefined;
-      const query = { ...this.options.watchQuery, resourceVersion: this.version, allowWatchBookmarks: true };
+      // a silent watch is abandoned: whatever it might still deliver must not reach the cache
+      let abandoned = false;
+      const timeoutSeconds = this.options.watchTimeoutSeconds ?? WATCH_TIMEOUT_SECONDS;
+      const query = {
+        ...this.options.watchQuery,
+        resourceVersion: this.version,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+      };
+      let controller: AbortController | undefined;
+      // stop() before the response headers: nothing to abort yet, so the attempt is dropped
+      this.abort = () => {
+        if (controller) return controller.abort();
+        abandoned = true;
+        clearTimeout(silence);
+        resolve();
+      };
+      const silence = setTimeout(
+        () => {
+          abandoned = true;
+          this.abort = undefined;
+          controller?.abort();
+          this.watching?.();
+          reject(
+            new Error(
+              `watch ${this.options.name} silent: still open ${SILENCE_GRACE_MS} ms past its ` +
+                `timeoutSeconds=${timeoutSeconds} (${controller ? 'no end' : 'no response'})`,
+            ),
+          );
+        },
+        timeoutSeconds * 1000 + SILENCE_GRACE_MS,
+      );
       this.watcher
         .watch(
           this.options.path,
           query,
           (type: string, object: T) => {
+            if (abandoned) return;
             if (type === 'ERROR') {
               const status = object as unknown as { code?: number; reason?: string; message?: string };
               failure = new KubeApiError(
@@ -166,6 +215,8 @@ export class Reflector<T extends KubernetesObject> {
             this.onEvent(type, object);
           },
           (err: unknown) => {
+            clearTimeout(silence);
+            if (abandoned) return;
             this.abort = undefined;
             if (failure) reject(failure);
             else if (err && (err as Error).name !== 'AbortError')
@@ -173,12 +224,16 @@ export class Reflector<T extends KubernetesObject> {
             else resolve();
           },
         )
-        .then((controller) => {
-          this.abort = () => controller.abort();
-          if (this.stopped) controller.abort();
+        .then((opened) => {
+          controller = opened;
+          if (abandoned || this.stopped) {
+            opened.abort();
+            return;
+          }
           this.watching?.();
         })
         .catch((err: unknown) => {
+          clearTimeout(silence);
           this.watching?.();
           reject(kubeError(err, `watch ${this.options.name}`));
         });

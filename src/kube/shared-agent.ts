@@ -4,6 +4,11 @@
 // key parsed again) and a full TLS handshake, on both ends: measured on the e2e control plane, about
 // a third of floatip's CPU time under load, and a good part of kube-apiserver's. Here the agent is
 // made once per distinct TLS setting and kept alive, so calls share pooled connections.
+// A pooled connection can die without a word (a blackholed path, a NAT entry gone: no FIN, no
+// RST), and client-node has no per-call timeout, so a call handed such a connection would wait
+// forever, holding whatever lock its caller holds: every call without a signal of its own gets one
+// that aborts it after `requestTimeoutMs` (the dead connection is destroyed with it). Watches are
+// bounded by the reflector instead.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -13,6 +18,15 @@ type AgentOptions = Record<string, unknown>;
 type CreateAgent = (cluster: { server?: string; proxyUrl?: string } | null, options: AgentOptions) => unknown;
 
 const SHARED = Symbol('floatip.sharedAgents');
+
+/** Longer than any single call takes on a loaded API server (a 5,000-object page included). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+interface RequestContext {
+  getSignal(): AbortSignal | undefined;
+  setSignal(signal: AbortSignal): void;
+}
+type Authenticate = (context: RequestContext) => Promise<void>;
 
 /** The fields of the options that change what a connection is; anything else is per request. */
 const IDENTITY = [
@@ -52,12 +66,27 @@ interface Shared {
 
 /**
  * Makes the KubeConfig hand out one keep-alive agent per API server and TLS identity instead of a
- * new agent per request. Idempotent; clusters reached through a proxy keep client-node's own agents.
- * Returns the same KubeConfig.
+ * new agent per request, and bounds every call (`requestTimeoutMs`, default REQUEST_TIMEOUT_MS).
+ * Idempotent; clusters reached through a proxy keep client-node's own agents. Returns the same KubeConfig.
  */
-export function shareConnections(kubeConfig: KubeConfig): KubeConfig {
-  const kc = kubeConfig as unknown as Record<PropertyKey, unknown> & { createAgent?: CreateAgent };
+export function shareConnections(
+  kubeConfig: KubeConfig,
+  options: { requestTimeoutMs?: number } = {},
+): KubeConfig {
+  const kc = kubeConfig as unknown as Record<PropertyKey, unknown> & {
+    createAgent?: CreateAgent;
+    applySecurityAuthentication?: Authenticate;
+  };
   if (kc[SHARED] || typeof kc.createAgent !== 'function') return kubeConfig;
+  if (typeof kc.applySecurityAuthentication === 'function') {
+    // called for every typed API call, before its middleware (which may set a signal of its own)
+    const authenticate = kc.applySecurityAuthentication.bind(kubeConfig) as Authenticate;
+    const timeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    kc.applySecurityAuthentication = async (context) => {
+      await authenticate(context);
+      if (!context.getSignal()) context.setSignal(AbortSignal.timeout(timeoutMs));
+    };
+  }
   const original = kc.createAgent.bind(kubeConfig) as CreateAgent;
   // a few entries at most (one per API server and identity), compared by content: client-node calls
   // this for every request, so the lookup must cost less than serialising the certificates would

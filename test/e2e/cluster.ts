@@ -107,11 +107,26 @@ export async function restartScheduler(config: SchedulerConfig = {}): Promise<vo
   await runE2eScript('scheduler', env, 60_000);
 }
 
+export type Component = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler';
+
+/**
+ * Stops (SIGKILL, as a crash) or starts again one component (`kube/component.sh`), the others and
+ * etcd's data left as they are; `start` resolves once it answers its health check.
+ */
+export async function controlComponent(action: 'stop' | 'start', component: Component): Promise<void> {
+  await runE2eScript(action, process.env, 90_000, [component]);
+}
+
 /** Runs `kube/e2e.sh <command>`; its stderr goes into the error when it fails. */
-async function runE2eScript(command: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<void> {
+async function runE2eScript(
+  command: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  args: readonly string[] = [],
+): Promise<void> {
   const path = join(KUBE_SCRIPTS, 'e2e.sh');
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(path, [command], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(path, [command, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-8000);

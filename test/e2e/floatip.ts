@@ -38,6 +38,8 @@ export interface FloatipOptions {
   readonly healthPort?: number;
   /** The extender port serves TLS (`--tls-cert-file`): its URL is https. */
   readonly tls?: boolean;
+  /** Default the cluster's admin kubeconfig; e.g. one through a fault proxy. */
+  readonly kubeconfig?: string;
 }
 
 /**
@@ -124,7 +126,7 @@ export class FloatipProcess {
     const args = [
       'serve',
       '--kubeconfig',
-      floatipKubeconfig(),
+      options.kubeconfig ?? floatipKubeconfig(),
       '--bind',
       '127.0.0.1',
       '--port',

@@ -84,6 +84,9 @@ export const GROUPS = {
   away: group('away', 11, 2, '10.131.11.10~10.131.11.30'),
   /** E2E-D3: the deployable setup, two replicas over mTLS, rolled and killed while pods come. */
   deploy: group('deploy', 12, 2, '10.131.12.10~10.131.12.120', { eniIPs: 64 }),
+  /** The churn (churn.ts): two node subnets its pods may land in. */
+  churnA: group('churn-a', 20, 2, '10.131.20.10~10.131.20.250', { eniIPs: 100 }),
+  churnB: group('churn-b', 21, 2, '10.131.21.10~10.131.21.250', { eniIPs: 100 }),
 } satisfies Record<string, Group>;
 
 /** The one floatingip-config of the scenario files. */

@@ -15,6 +15,14 @@ import { objectNameOf } from '../../src/store/floating-ip-object.js';
 import { clusterKubeConfig, loadCluster } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
 import { REPO_ROOT, type FloatipProcess } from './floatip.js';
+import {
+  INVARIANTS,
+  metricsProblems,
+  placementProblems,
+  unkeptProblems,
+  type Invariant,
+  type PodAddresses,
+} from './ipam-invariants.js';
 import { describeError, httpCode } from './kube-errors.js';
 import { waitFor } from './wait.js';
 
@@ -206,9 +214,30 @@ export const isFinished = (pod: V1Pod): boolean =>
 
 export interface Consistency {
   readonly problems: string[];
+  /** Problems per invariant. */
+  readonly counts: Record<Invariant, number>;
   readonly objects: FipObject[];
   /** Pods that hold addresses (not finished, with ipinfos). */
   readonly holders: V1Pod[];
+}
+
+export interface ConsistencyOptions {
+  readonly floatip?: FloatipProcess;
+  readonly kc?: KubeConfig;
+  /**
+   * Also: every address in its pod's node's subnet (these entries' `subnet`), every running pod
+   * that requests the ENI IP resource holds one, and floatip's /metrics (`floatip_addresses`
+   * allocated, per subnet) counts exactly the objects.
+   */
+  readonly config?: readonly ConfigEntry[];
+  /**
+   * Also: an object that names no pod is there only because its policy keeps it
+   * (docs/galaxy.md#the-release-table): never (2) always; immutable (1) parked at its
+   * Deployment's key always (docs/galaxy.md#parked-addresses-kept-forever), on a pod's key while
+   * its Deployment exists with replicas, or its StatefulSet with the pod's ordinal below its
+   * replicas; default (0) never.
+   */
+  readonly policies?: boolean;
 }
 
 /** Namespaces whose pods carry the tiny extender's fixed annotation, not floatip's. */
@@ -224,18 +253,22 @@ const NOT_FLOATIP = /^e2e-h-/;
  * - when floatip's REST API answers (`GET /v1/ip` on its API port), its allocated addresses are
  *   exactly the objects.
  */
-export async function consistencyProblems(
-  options: { floatip?: FloatipProcess; kc?: KubeConfig } = {},
-): Promise<Consistency> {
+export async function consistencyProblems(options: ConsistencyOptions = {}): Promise<Consistency> {
   const kc = options.kc ?? clusterKubeConfig();
   const [objects, podList] = await Promise.all([
     listFloatingIPs(kc),
     kc.makeApiClient(CoreV1Api).listPodForAllNamespaces(),
   ]);
   const problems: string[] = [];
+  const counts = Object.fromEntries(INVARIANTS.map((i) => [i, 0])) as Record<Invariant, number>;
+  const add = (invariant: Invariant, problem: string) => {
+    counts[invariant]++;
+    problems.push(problem);
+  };
   const byName = new Map(objects.map((o) => [o.name, o]));
   const heldBy = new Map<string, string>();
   const holders: V1Pod[] = [];
+  const readable: PodAddresses[] = [];
   for (const pod of podList.items) {
     if (isFinished(pod) || NOT_FLOATIP.test(pod.metadata?.namespace ?? '')) continue;
     const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
@@ -243,29 +276,27 @@ export async function consistencyProblems(
     try {
       ips = addressesOf(pod);
     } catch (err) {
-      problems.push(`${who}: unreadable ${CNI_ARGS_ANNOTATION}: ${(err as Error).message}`);
+      add('lost', `${who}: unreadable ${CNI_ARGS_ANNOTATION}: ${(err as Error).message}`);
       continue;
     }
+    readable.push({ pod, ips });
     if (ips.length > 0) holders.push(pod);
     const uid = pod.metadata?.uid ?? '';
     for (const ip of ips) {
       const name = objectNameOf(ip);
       const other = heldBy.get(name);
-      if (other) problems.push(`${ip} is in the annotations of both ${other} and ${who}`);
+      if (other) add('duplicate', `${ip} is in the annotations of both ${other} and ${who}`);
       heldBy.set(name, who);
       const o = byName.get(name);
       if (!o) {
-        problems.push(`${who} has ${ip} but there is no FloatingIP ${name}`);
+        add('lost', `${who} has ${ip} but there is no FloatingIP ${name}`);
         continue;
       }
       const key = expectedKey(pod);
-      if (o.key !== key)
-        problems.push(`FloatingIP ${name} has key ${o.key}, but ${who} (key ${key}) holds it`);
-      if (o.uid !== uid) problems.push(`FloatingIP ${name} names pod UID "${o.uid}", but ${who} is ${uid}`);
+      if (o.key !== key) add('lost', `FloatingIP ${name} has key ${o.key}, but ${who} (key ${key}) holds it`);
+      if (o.uid !== uid) add('lost', `FloatingIP ${name} names pod UID "${o.uid}", but ${who} is ${uid}`);
       if (o.nodeName !== (pod.spec?.nodeName ?? '')) {
-        problems.push(
-          `FloatingIP ${name} names node "${o.nodeName}", but ${who} is on ${pod.spec?.nodeName}`,
-        );
+        add('lost', `FloatingIP ${name} names node "${o.nodeName}", but ${who} is on ${pod.spec?.nodeName}`);
       }
     }
   }
@@ -274,16 +305,29 @@ export async function consistencyProblems(
     if (o.uid === '' || heldBy.has(o.name)) continue;
     const pod = byUid.get(o.uid);
     const who = pod ? `pod ${pod.metadata?.namespace}/${pod.metadata?.name}` : '';
-    problems.push(
+    add(
+      'leak',
       pod && !pod.spec?.nodeName && !isFinished(pod)
         ? `FloatingIP ${o.name} (${o.key}) is taken for ${who}, which is not bound: a bind under way or cut short`
         : `FloatingIP ${o.name} (${o.key}, uid ${o.uid}) is held by no pod${pod ? ` (${who} is ${pod.status?.phase})` : ''}: a leak`,
     );
   }
-  if (options.floatip?.apiPort !== undefined && options.floatip.running) {
-    problems.push(...(await restViewProblems(options.floatip.apiPort, objects)));
+  if (options.policies) {
+    for (const problem of await unkeptProblems(kc, objects, heldBy)) add('leak', problem);
   }
-  return { problems, objects, holders };
+  if (options.config) {
+    const nodes = (await kc.makeApiClient(CoreV1Api).listNode()).items;
+    for (const [invariant, problem] of placementProblems(options.config, nodes, readable))
+      add(invariant, problem);
+  }
+  if (options.floatip?.apiPort !== undefined && options.floatip.running) {
+    for (const problem of await restViewProblems(options.floatip.apiPort, objects)) add('lost', problem);
+    if (options.config) {
+      for (const problem of await metricsProblems(options.floatip.apiPort, options.config, objects))
+        add('lost', problem);
+    }
+  }
+  return { problems, counts, objects, holders };
 }
 
 /** floatip's own view through galaxy's REST API, when this build has it. */
@@ -313,7 +357,7 @@ async function restViewProblems(apiPort: number, objects: readonly FipObject[]):
 /** Waits (floatip releases after a pod is gone, asynchronously) until everything agrees. */
 export async function expectConsistent(
   what: string,
-  options: { floatip?: FloatipProcess; timeoutMs?: number } = {},
+  options: ConsistencyOptions & { timeoutMs?: number } = {},
 ): Promise<Consistency> {
   let last: Consistency | undefined;
   return waitFor(

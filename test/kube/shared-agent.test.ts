@@ -81,3 +81,35 @@ describe('shareConnections', () => {
     expect((await other.applyToFetchOptions({})).agent).not.toBe(a);
   });
 });
+
+describe('a pooled connection that went silent', () => {
+  test('a call on it fails within the request timeout instead of waiting forever', async () => {
+    // answers the first request of each connection, then never again on it: what a keep-alive
+    // connection through a blackholed path looks like (no answer, no FIN, no RST)
+    const served = new WeakSet<object>();
+    const server = createServer((req, res) => {
+      if (served.has(req.socket)) return;
+      served.add(req.socket);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' } }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const kc = shareConnections(config(`http://127.0.0.1:${port}`, { skipTLSVerify: true }), {
+        requestTimeoutMs: 300,
+      });
+      await readPods(kc, 1);
+      const started = Date.now();
+      await expect(readPods(kc, 1)).rejects.toThrow(/abort/i);
+      expect(Date.now() - started).toBeLessThan(2000);
+      // the dead connection is gone: the next call opens a new one and succeeds
+      await readPods(kc, 1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 10_000);
+});

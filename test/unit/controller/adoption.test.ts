@@ -54,3 +54,29 @@ test('the resync’s sweep adopts for running pods only', async () => {
   await new Adoption(deps).sweep([web0(['10.0.100.12']), pending]);
   expect(store.writes.map((w) => w.ip)).toEqual(['10.0.100.12']);
 });
+
+test('an address kept on the pod’s key (no pod UID) is taken by the running pod that carries it', async () => {
+  // kube-apiserver v1.20 ignores a Binding's UID: a bind for web-0's old incarnation can bind its
+  // successor, which then runs with the address while the resync keeps it (UID cleared) for the
+  // old one; without this the object names no pod for as long as web-0 runs
+  const { deps, store } = lifecycleDeps();
+  store.hold('10.0.100.12', 'sts_ns1_web_web-0', { policy: ReleasePolicy.Immutable });
+  await new Adoption(deps).adopt(web0(['10.0.100.12']));
+  const attrs = { policy: ReleasePolicy.Immutable, nodeName: 'a1', podUid: 'u1' };
+  expect(store.writes).toEqual([
+    expect.objectContaining({
+      op: 'update',
+      ip: '10.0.100.12',
+      owner: { key: 'sts_ns1_web_web-0', podUid: '' },
+      attrs,
+    }),
+  ]);
+  expect(store.allocator.get('10.0.100.12')).toMatchObject(attrs);
+});
+
+test('an address the pod’s key holds for another incarnation is left to the resync’s UID check', async () => {
+  const { deps, store } = lifecycleDeps();
+  store.hold('10.0.100.12', 'sts_ns1_web_web-0', { podUid: 'u0' });
+  await new Adoption(deps).adopt(web0(['10.0.100.12']));
+  expect(store.writes).toEqual([]);
+});

@@ -1,0 +1,324 @@
+// The churn on the real control plane (issue 20): workloads of every release policy created,
+// scaled, rolled out and deleted (churn-workloads.ts) while faults are injected on a schedule
+// (churn-faults.ts); then, once the faults stop and a resync interval has passed, the invariants:
+// no address twice, none leaked or lost, every pod in its node's subnet, floatip's REST view and
+// metrics equal to the objects, and every pod created during the run bound or deleted.
+import { CoreV1Api, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import {
+  BLACKHOLE_MS,
+  FAULT_KINDS,
+  injectFault,
+  Replicas,
+  type FaultKind,
+  type FaultRecord,
+} from './churn-faults.js';
+import { catalogue, CHURN_POOL, CHURN_POOL_SIZE, WorkloadDriver, type Workload } from './churn-workloads.js';
+import { clusterKubeConfig } from './cluster.js';
+import { FakeKubelet } from './fake-kubelet.js';
+import { GROUPS, SUITE_CONFIG } from './groups.js';
+import { runInformer } from './informers.js';
+import { applyCrds, consistencyProblems, createPool, deletePool, type Consistency } from './ipam-state.js';
+import { INVARIANTS, type Invariant } from './ipam-invariants.js';
+import { describeError } from './kube-errors.js';
+import { stopAllFloatips } from './floatip.js';
+import { cleanUpFile, endNamespace, note, prepareFile, startFloatip } from './suite.js';
+import { sleep } from './wait.js';
+import { ensureNamespace } from './workloads.js';
+import { SILENCE_GRACE_MS, WATCH_TIMEOUT_SECONDS } from '../../src/kube/reflector.js';
+
+export const CHURN_GROUPS = [GROUPS.churnA, GROUPS.churnB];
+const BURST = 6;
+
+export interface ChurnPlan {
+  readonly namespace: string;
+  /** Stop after this many successful operations (API writes by the driver)... */
+  readonly operations: number;
+  /** ...or after this long, whichever comes first. */
+  readonly maxDurationMs: number;
+  /** Pace of the driver, and how many operations may be under way at once. */
+  readonly opsPerSecond: number;
+  readonly concurrency: number;
+  /** The faults, in order, cycled until the driver stops (`once`: each once, then none). */
+  readonly faults: readonly FaultKind[];
+  readonly once?: boolean;
+  /** Quiet time after each fault. */
+  readonly faultGapMs: number;
+  /** floatip's --resync-interval, in seconds. */
+  readonly resyncSeconds: number;
+  readonly seed: number;
+}
+
+export interface ChurnFigures {
+  operations: number;
+  failedOperations: number;
+  byOperation: Record<string, number>;
+  faults: Record<FaultKind, number>;
+  /** Distinct pods (UIDs) seen in the namespace during the run. */
+  pods: number;
+  runMs: number;
+  invariants: Record<Invariant | 'stuck', number>;
+  problems: string[];
+  /** Silent watches floatip gave up on after a blackhole, and the longest it took (from its start). */
+  silentWatches: { noticed: number; maxMs: number };
+  floatipRestarts: number;
+}
+
+/** A small seeded generator (mulberry32), so a run can be repeated. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every pod UID seen in the namespace, and whether it was ever bound or is gone. */
+class PodLedger {
+  readonly seen = new Map<string, { name: string; bound: boolean; gone: boolean }>();
+  warnings = 0;
+  private running: { stop(): Promise<void> } | undefined;
+
+  async start(namespace: string): Promise<void> {
+    const kc = clusterKubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const informer = makeInformer<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, () =>
+      core.listNamespacedPod({ namespace }),
+    );
+    const record = (pod: V1Pod, gone: boolean) => {
+      const uid = pod.metadata?.uid ?? '';
+      const entry = this.seen.get(uid) ?? { name: pod.metadata?.name ?? '', bound: false, gone: false };
+      entry.bound ||= Boolean(pod.spec?.nodeName);
+      entry.gone ||= gone;
+      this.seen.set(uid, entry);
+    };
+    informer.on('add', (p) => record(p, false));
+    informer.on('update', (p) => record(p, false));
+    informer.on('delete', (p) => record(p, true));
+    this.running = await runInformer(informer, () => this.warnings++);
+  }
+
+  /** Pods neither bound nor gone, per the API server now (the informer may be behind). */
+  async unbound(namespace: string): Promise<string[]> {
+    const pods = await clusterKubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace });
+    return pods.items.filter((p) => !p.spec?.nodeName).map((p) => p.metadata?.name ?? '');
+  }
+
+  async stop(): Promise<void> {
+    await this.running?.stop();
+  }
+}
+
+/**
+ * A churn file's beforeAll and afterAll: the cluster prepared (config, nodes, Pool, namespace, a
+ * fake kubelet); afterwards the replicas stopped and everything removed, with a floatip on the
+ * extender port to see the pods go. Returns what starts the replicas (inside the scenario, so
+ * their logs are in its failure message).
+ */
+export function churnCluster(namespace: string): {
+  startReplicas(resyncInterval: string): Promise<Replicas>;
+} {
+  let kubelet: FakeKubelet | undefined;
+  let replicas: Replicas | undefined;
+  beforeAll(async () => {
+    await prepareFile(CHURN_GROUPS);
+    await applyCrds();
+    await deletePool(CHURN_POOL);
+    await createPool(CHURN_POOL, CHURN_POOL_SIZE);
+    await ensureNamespace(namespace);
+    kubelet = new FakeKubelet({ namespace });
+    await kubelet.start();
+  });
+  afterAll(async () => {
+    await replicas?.close();
+    await stopAllFloatips();
+    await startFloatip({ name: `${namespace}-cleanup` });
+    await endNamespace(namespace, kubelet);
+    await cleanUpFile(CHURN_GROUPS);
+    await deletePool(CHURN_POOL);
+    await stopAllFloatips();
+  });
+  return { startReplicas: async (resyncInterval) => (replicas = await Replicas.start(resyncInterval)) };
+}
+
+/**
+ * Runs the churn against floatip replicas that the caller's `replicas` started, then checks.
+ * The cluster must have been prepared (prepareChurn).
+ */
+export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<ChurnFigures> {
+  const random = seeded(plan.seed);
+  const kc = clusterKubeConfig();
+  const driver = new WorkloadDriver(kc, plan.namespace, CHURN_GROUPS, random);
+  const workloads = catalogue(BURST);
+  const ledger = new PodLedger();
+  await ledger.start(plan.namespace);
+  const byOperation: Record<string, number> = {};
+  const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+  const records: FaultRecord[] = [];
+  let operations = 0;
+  let failed = 0;
+  let lastFailure = '';
+  const started = Date.now();
+  let faultsOver = false;
+  const done = () =>
+    faultsOver || operations >= plan.operations || Date.now() - started >= plan.maxDurationMs;
+
+  const apply = async (w: Workload, op = driver.pick(w)) => {
+    w.busy = true;
+    try {
+      await driver.apply(w, op);
+      operations++;
+      byOperation[`${op} ${w.kind}`] = (byOperation[`${op} ${w.kind}`] ?? 0) + 1;
+    } catch (err) {
+      failed++;
+      lastFailure = describeError(err);
+    } finally {
+      w.busy = false;
+    }
+  };
+
+  // binds under way: a burst of bare pods, and the fault fires once the leader has bound one of them
+  const bursts = workloads.filter((w) => w.name.startsWith('p-burst-'));
+  const midBind = async (): Promise<string> => {
+    const leader = await replicas.leader();
+    const before = leader.records('pod bound').length;
+    await Promise.all(bursts.filter((w) => !w.exists).map((w) => apply(w, 'create')));
+    const deadline = Date.now() + 20_000;
+    while (leader.records('pod bound').length === before && Date.now() < deadline) await sleep(2);
+    return `${leader.records('pod bound').length - before} bound by ${leader.name} when kube-apiserver stopped`;
+  };
+
+  const faulting = (async () => {
+    for (let i = 0; !done() && !(plan.once && i >= plan.faults.length); i++) {
+      await sleep(plan.faultGapMs);
+      if (done()) break;
+      const kind = plan.faults[i % plan.faults.length]!;
+      try {
+        const record = await injectFault(kind, replicas, midBind);
+        // gone long before the next burst needs their names again
+        await Promise.all(bursts.filter((w) => w.exists).map((w) => apply(w, 'delete')));
+        records.push(record);
+        faults[kind]++;
+        note(
+          `churn: fault ${kind} ${record.detail} (${record.end - record.start} ms), ${operations} operations so far`,
+        );
+      } catch (err) {
+        throw new Error(`fault ${kind}: ${describeError(err)}`);
+      }
+    }
+    // a run of each fault once ends with its faults (and a last quiet gap of churn)
+    if (plan.once) await sleep(plan.faultGapMs);
+    faultsOver = Boolean(plan.once);
+  })();
+  faulting.catch(() => (faultsOver = true));
+
+  const inFlight = new Set<Promise<void>>();
+  let progress = Date.now();
+  while (!done()) {
+    await sleep(1000 / plan.opsPerSecond);
+    if (inFlight.size >= plan.concurrency) continue;
+    const idle = workloads.filter((w) => !w.busy && !bursts.includes(w));
+    const w = idle[Math.floor(random() * idle.length)];
+    if (!w) continue;
+    const op = apply(w).finally(() => inFlight.delete(op));
+    inFlight.add(op);
+    if (Date.now() - progress > 60_000) {
+      progress = Date.now();
+      note(
+        `churn: ${operations} operations, ${failed} failed (last: ${lastFailure}), ${ledger.seen.size} pods`,
+      );
+    }
+  }
+  await Promise.all(inFlight);
+  await faulting;
+  const runMs = Date.now() - started;
+  replicas.faults.setLatency(0);
+
+  // one resync interval for floatip to collect what the faults left, then the invariants
+  await sleep(plan.resyncSeconds * 1000);
+  const settled = await settle(plan, replicas, ledger);
+  await ledger.stop();
+
+  const silent = silentWatchNotices(replicas, records);
+  return {
+    operations,
+    failedOperations: failed,
+    byOperation,
+    faults,
+    pods: ledger.seen.size,
+    runMs,
+    invariants: { ...settled.consistency.counts, stuck: settled.stuck.length },
+    problems: [
+      ...settled.consistency.problems,
+      ...settled.stuck.map((p) => `pod ${p} is neither bound nor gone`),
+    ],
+    silentWatches: silent,
+    floatipRestarts: replicas.restarts,
+  };
+}
+
+/**
+ * Waits up to 45 s (under kube-scheduler v1.20's 60 s unschedulable flush, so a pod that needed
+ * floatip's requeue and did not get one shows) for every pod to be bound and everything to agree.
+ */
+async function settle(
+  plan: ChurnPlan,
+  replicas: Replicas,
+  ledger: PodLedger,
+): Promise<{ consistency: Consistency; stuck: string[] }> {
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const leader = await replicas.leader();
+    const [consistency, stuck] = await Promise.all([
+      consistencyProblems({ floatip: leader, config: SUITE_CONFIG, policies: true }),
+      ledger.unbound(plan.namespace),
+    ]);
+    if ((consistency.problems.length === 0 && stuck.length === 0) || Date.now() > deadline) {
+      return { consistency, stuck };
+    }
+    await sleep(1000);
+  }
+}
+
+/** floatip's log lines for watches it gave up on as silent, within a bound after each blackhole. */
+function silentWatchNotices(
+  replicas: Replicas,
+  records: readonly FaultRecord[],
+): ChurnFigures['silentWatches'] {
+  const bound = WATCH_TIMEOUT_SECONDS * 1000 + SILENCE_GRACE_MS + BLACKHOLE_MS;
+  const windows = records.filter((r) => r.kind === 'blackhole');
+  let noticed = 0;
+  let maxMs = 0;
+  for (const p of replicas.all) {
+    for (const r of p.records('watch ended; listing again')) {
+      if (!String(r.err).includes('silent')) continue;
+      const at = Number(r.time);
+      const w = windows.find((b) => at >= b.start && at <= b.start + bound + 10_000);
+      if (!w) continue;
+      noticed++;
+      maxMs = Math.max(maxMs, at - w.start);
+    }
+  }
+  return { noticed, maxMs };
+}
+
+/** The figures as the README and the soak print them. */
+export function describeFigures(f: ChurnFigures): string {
+  const faults = Object.entries(f.faults)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const ops = Object.entries(f.byOperation)
+    .sort()
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const inv = [...INVARIANTS, 'stuck' as const].map((k) => `${k} ${f.invariants[k]}`).join(', ');
+  return [
+    `operations ${f.operations} in ${(f.runMs / 1000).toFixed(0)} s (${ops}); failed while faulted ${f.failedOperations}`,
+    `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}`,
+    `pods ${f.pods}`,
+    `invariants: ${inv}`,
+    `silent watches given up on after blackholes: ${f.silentWatches.noticed}, at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
+  ].join('\n');
+}

@@ -1,0 +1,157 @@
+// A watch that goes silent without closing (a blackholed path: no event, no FIN, no RST) is given
+// up on within a bound and watched again, so the cache does not stay behind the API server forever.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { Reflector, SILENCE_GRACE_MS } from '../../src/kube/reflector.js';
+import { silentLogger } from '../../src/log.js';
+
+const pod = (name: string, resourceVersion: string): V1Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default', resourceVersion, uid: `uid-${name}` },
+});
+
+/**
+ * A tiny API server: the pod list is empty; watches are answered by `watches[i]` in turn (the
+ * last one for every later watch). Records each watch's query.
+ */
+async function apiServer(watches: ((res: ServerResponse) => void)[]) {
+  const queries: URLSearchParams[] = [];
+  const open = new Set<ServerResponse>();
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.searchParams.get('watch') !== 'true') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'PodList', items: [], metadata: { resourceVersion: '1' } }));
+      return;
+    }
+    queries.push(url.searchParams);
+    open.add(res);
+    res.on('close', () => open.delete(res));
+    watches[Math.min(queries.length, watches.length) - 1]!(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return {
+    kc,
+    queries,
+    async close() {
+      for (const res of open) res.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Headers sent, then nothing: the stream stays open and silent. */
+const silentStream = (res: ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.flushHeaders();
+};
+/** Not even headers: the request hangs. */
+const noAnswer = () => undefined;
+const oneEvent = (res: ServerResponse) => {
+  silentStream(res);
+  res.write(`${JSON.stringify({ type: 'ADDED', object: pod('p', '2') })}\n`);
+};
+
+async function cacheHas(reflector: Reflector<V1Pod>, name: string, withinMs: number): Promise<number> {
+  const start = Date.now();
+  while (!reflector.get('default', name)) {
+    if (Date.now() - start > withinMs) throw new Error(`pod ${name} not in the cache after ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Date.now() - start;
+}
+
+function podReflector(kc: KubeConfig): Reflector<V1Pod> {
+  const core = kc.makeApiClient(CoreV1Api);
+  return new Reflector<V1Pod>({
+    name: 'pods',
+    path: '/api/v1/pods',
+    list: (page) => core.listPodForAllNamespaces(page),
+    kubeConfig: kc,
+    log: silentLogger(),
+    watchTimeoutSeconds: 1,
+  });
+}
+
+describe('Reflector and a silent watch', () => {
+  test.each([
+    ['an open stream that says nothing', silentStream],
+    ['a watch request that is never answered', noAnswer],
+  ])(
+    '%s is watched again within timeoutSeconds + the grace, and the event then reaches the cache',
+    async (_what, first) => {
+      const api = await apiServer([first, oneEvent]);
+      const reflector = podReflector(api.kc);
+      try {
+        const started = Date.now();
+        await reflector.start();
+        await cacheHas(reflector, 'p', 1000 + SILENCE_GRACE_MS + 3000);
+        const elapsed = Date.now() - started;
+        expect(elapsed).toBeGreaterThanOrEqual(1000 + SILENCE_GRACE_MS - 100);
+        expect(api.queries.length).toBe(2);
+        // the server is asked to end every watch, so that a healthy one is never open that long
+        expect(api.queries.map((q) => q.get('timeoutSeconds'))).toEqual(['1', '1']);
+        // the second watch resumes after the relist (version 1), so nothing in between is missed
+        expect(api.queries[1]!.get('resourceVersion')).toBe('1');
+      } finally {
+        await reflector.stop();
+        await api.close();
+      }
+    },
+    15_000,
+  );
+
+  test('a watch the server ends at its timeout is resumed from its version, without a silence', async () => {
+    let n = 0;
+    const api = await apiServer([
+      (res) => {
+        n++;
+        oneEvent(res);
+        res.end(); // the server's timeoutSeconds ran out
+      },
+      (res) => {
+        n++;
+        silentStream(res);
+        res.write(`${JSON.stringify({ type: 'ADDED', object: pod('q', '3') })}\n`);
+      },
+    ]);
+    const reflector = podReflector(api.kc);
+    try {
+      await reflector.start();
+      await cacheHas(reflector, 'q', 2000);
+      expect(n).toBe(2);
+      expect(api.queries[1]!.get('resourceVersion')).toBe('2');
+      expect(reflector.get('default', 'p')).toBeDefined();
+    } finally {
+      await reflector.stop();
+      await api.close();
+    }
+  });
+
+  test('stop() while a watch waits for its response returns at once', async () => {
+    const api = await apiServer([noAnswer]);
+    const reflector = podReflector(api.kc);
+    try {
+      const starting = reflector.start();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(api.queries.length).toBe(1);
+      const before = Date.now();
+      await reflector.stop();
+      await starting;
+      expect(Date.now() - before).toBeLessThan(500);
+    } finally {
+      await api.close();
+    }
+  });
+});
