@@ -20,6 +20,7 @@ import express from 'express';
 import { InFlight, extenderApp, healthRoutes } from './extender/http.js';
 import { LeaderForward } from './extender/leader-forward.js';
 import { NodeFacts } from './extender/node-subnets.js';
+import { NotedRefusals } from './extender/pod-placement.js';
 import { SchedulingQueries } from './extender/queries.js';
 import { Allocator } from './ipam/index.js';
 import { ClusterCache } from './kube/cluster.js';
@@ -265,8 +266,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       log.info({ url: webhookUrl }, 'admission webhook listening');
     }
     stops.push(() => lifecycle.stop());
+    // a filter refusing a pod for later is noted: a follower then asks the leader (http.ts)
+    const refusals = new NotedRefusals(requeue);
     const verbs = {
-      queries: new SchedulingQueries(allocator, nodes, world, workloads, log, options.resource, requeue),
+      queries: new SchedulingQueries(allocator, nodes, world, workloads, log, options.resource, refusals),
       binder: new Binder(
         store,
         locks,
@@ -325,7 +328,13 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           notReadyBecause,
           metrics,
           onServe: () => requeue.called(),
-          ...(forward ? { route: (...args) => forward.route(...args) } : {}),
+          ...(forward
+            ? {
+                route: (...args) => forward.route(...args),
+                refusedForLater: () => refusals.take(),
+                askLeader: (...args) => forward.ask(...args),
+              }
+            : {}),
         },
         inFlight,
       ),

@@ -8,7 +8,12 @@ import { kindOf } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Binder } from './bind.js';
-import { type DecidedVerb, FORWARDED_BY_HEADER, type ForwardedAnswer } from './leader-forward.js';
+import {
+  type AskedVerb,
+  type DecidedVerb,
+  FORWARDED_BY_HEADER,
+  type ForwardedAnswer,
+} from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
 import {
   decodeBindingArgs,
@@ -40,9 +45,29 @@ export interface ExtenderHttpOptions {
     body: Buffer,
     forwardedBy: string | undefined,
   ) => Promise<ForwardedAnswer | undefined>;
+  /**
+   * Whether the filter call just answered refused its pod for later (a follower then asks the
+   * leader, which remembers such pods and sends them back), and how to ask.
+   */
+  readonly refusedForLater?: () => boolean;
+  readonly askLeader?: (
+    verb: AskedVerb,
+    body: Buffer,
+    forwardedBy: string | undefined,
+  ) => Promise<ForwardedAnswer | undefined>;
   readonly metrics?: Metrics;
   /** Called for every call this replica answers itself: the scheduler reaches it. */
   readonly onServe?: () => void;
+}
+
+/** Sends another replica's answer on as it came. */
+function relay(res: Response, answer: ForwardedAnswer): void {
+  res.writeHead(answer.status, {
+    ...answer.headers,
+    'Content-Type': JSON_TYPE,
+    'Content-Length': answer.body.length,
+  });
+  res.end(answer.body);
 }
 
 /** Requests being answered, so that a graceful shutdown can wait for the binds in flight. */
@@ -181,21 +206,15 @@ export function extenderApp(
     options.onServe?.();
     next();
   };
+  const forwardedByOf = (req: Request) => {
+    const by = req.headers[FORWARDED_BY_HEADER];
+    return typeof by === 'string' ? by : undefined;
+  };
   // bind and preempt: decided by the leader; relayed there unless this replica is it
   const decided = (verb: DecidedVerb) => async (req: Request, res: Response, next: NextFunction) => {
-    const forwardedBy = req.headers[FORWARDED_BY_HEADER];
-    const answer = await options.route?.(
-      verb,
-      rawBodies.get(req)!,
-      typeof forwardedBy === 'string' ? forwardedBy : undefined,
-    );
+    const answer = await options.route?.(verb, rawBodies.get(req)!, forwardedByOf(req));
     if (answer === undefined) return answering(req, res, next);
-    res.writeHead(answer.status, {
-      ...answer.headers,
-      'Content-Type': JSON_TYPE,
-      'Content-Length': answer.body.length,
-    });
-    res.end(answer.body);
+    relay(res, answer);
   };
   const observe = (verb: Verb, start: bigint, failure: string | undefined) =>
     options.metrics?.observeExtender(
@@ -206,12 +225,17 @@ export function extenderApp(
 
   // names-only answers are shared between pods (NodeFacts.listOf), and so are their bytes
   const encoded = new WeakMap<FilterResult, Buffer>();
-  app.post('/v1/filter', answering, (req, res) => {
+  app.post('/v1/filter', answering, async (req, res) => {
     const start = process.hrtime.bigint();
     const raw = rawBodies.get(req)!;
     const args = decodeExtenderArgs(req.body, raw);
+    options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
     observe('filter', start, result.error);
+    if (options.refusedForLater?.()) {
+      const answer = await options.askLeader?.('filter', raw, forwardedByOf(req));
+      if (answer) return relay(res, answer);
+    }
     let bytes = result.nodeNames ? encoded.get(result) : undefined;
     if (!bytes) {
       // passing Nodes are echoed as the very bytes the caller sent, never another request's

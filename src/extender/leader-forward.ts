@@ -43,6 +43,8 @@ export interface ForwardedAnswer {
 }
 
 export type DecidedVerb = 'bind' | 'preempt';
+/** Answered by any replica, but asked of the leader when its answer leaves the leader work to do. */
+export type AskedVerb = 'filter';
 
 /** Set on a forwarded call (to the forwarding replica's identity): the receiver never forwards it again. */
 export const FORWARDED_BY_HEADER = 'floatip-forwarded-by';
@@ -139,6 +141,23 @@ export class LeaderForward {
     return this.refreshing ?? Promise.resolve();
   }
 
+  /**
+   * One attempt at the leader, for a call this replica can answer itself (a filter that refused a
+   * pod for later): the leader's answer when it gave one, else undefined (answer here). Never
+   * for a call that was itself forwarded, and not while this replica decides.
+   */
+  async ask(
+    verb: AskedVerb,
+    body: Buffer,
+    forwardedBy: string | undefined,
+  ): Promise<ForwardedAnswer | undefined> {
+    if (forwardedBy !== undefined || this.view.decides()) return undefined;
+    const address = this.view.leaderAddress();
+    if (address === undefined) return undefined;
+    const answer = await this.post(address, verb, body, this.deadlineMs).catch(() => undefined);
+    return answer?.status === 200 ? answer : undefined;
+  }
+
   close(): void {
     this.agents.http.destroy();
     this.agents.https.destroy();
@@ -147,7 +166,7 @@ export class LeaderForward {
   /** One attempt. NotAnswered when retrying is safe: nothing reached a leader that could decide. */
   private post(
     address: string,
-    verb: DecidedVerb,
+    verb: DecidedVerb | AskedVerb,
     body: Buffer,
     timeoutMs: number,
   ): Promise<ForwardedAnswer> {

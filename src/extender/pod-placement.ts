@@ -26,6 +26,42 @@ export interface RefusalListener {
   bound(namespace: string, name: string): void;
 }
 
+/**
+ * Passes refusals on, and notes them: a follower whose filter just refused a pod for later hands
+ * that filter to the leader, the one replica that sends refused pods back (its lifecycle sees what
+ * clears a refusal). Filter is synchronous, so "since the last take" is "this call".
+ */
+export class NotedRefusals implements RefusalListener {
+  private noted = false;
+  constructor(private readonly inner: RefusalListener) {}
+
+  /** Whether a refusal was noted since the last take; resets. */
+  take(): boolean {
+    const noted = this.noted;
+    this.noted = false;
+    return noted;
+  }
+
+  refused(namespace: string, name: string, uid: string): void {
+    this.noted = true;
+    this.inner.refused(namespace, name, uid);
+  }
+
+  refusedForApp(countPrefix: string, namespace: string, name: string, uid: string): void {
+    this.noted = true;
+    this.inner.refusedForApp(countPrefix, namespace, name, uid);
+  }
+
+  refusedForSubnets(namespace: string, name: string, uid: string, subnets: ReadonlySet<string>): void {
+    this.noted = true;
+    this.inner.refusedForSubnets(namespace, name, uid, subnets);
+  }
+
+  bound(namespace: string, name: string): void {
+    this.inner.bound(namespace, name);
+  }
+}
+
 /** The pod's placement request (throws for a pod without a key or with a bad annotation). */
 export function placementOf(pod: V1Pod, apps: AppSource): PlacementRequest {
   const key = keyOfPod(pod);

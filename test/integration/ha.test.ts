@@ -212,3 +212,32 @@ test('E8-7 a bind that reaches the leader while it shuts down is relayed to the 
   expect(await placed('p1')).toEqual({ node: 'a1', ip: '10.0.100.10/24' });
   expect(follower.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p1');
 });
+
+test('E8-8 a pod the follower refuses for want of an address is sent back by the leader once one is freed', async () => {
+  const [leader, follower] = await leaderAndFollower();
+  // the subnet's 11 addresses all taken
+  for (let i = 1; i <= 11; i++) {
+    const p = await pod(`full-${i}`);
+    expect(await bind(leader, `full-${i}`, p.metadata!.uid!)).toEqual({ status: 200, error: '' });
+  }
+  const waiting = await pod('waiting');
+  const res = await fetch(`${follower.extenderUrl}/v1/filter`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ Pod: waiting, NodeNames: ['a1'] }),
+  });
+  const answer = (await res.json()) as { NodeNames: string[] | null; FailedNodes: Record<string, string> };
+  expect([res.status, answer.NodeNames ?? []]).toEqual([200, []]);
+  expect(Object.keys(answer.FailedNodes)).toEqual(['a1']);
+  // remembered where the touches come from: the leader, whose lifecycle frees the address
+  expect(leader.requeue.waiting).toBe(1);
+  await core.deleteNamespacedPod({ namespace: 'ns1', name: 'full-1', gracePeriodSeconds: 0 });
+  await eventually(
+    'the waiting pod to be sent back to the scheduler',
+    async () =>
+      (await core.readNamespacedPod({ namespace: 'ns1', name: 'waiting' })).metadata?.annotations?.[
+        'floatip.io/requeued-at'
+      ] !== undefined,
+    5000,
+  );
+});
