@@ -14,7 +14,7 @@ export const DOORS = {
   controller: ['ipam', 'cni', 'pods', 'kube', 'store', 'config', 'log'],
   api: ['ipam', 'pods', 'kube', 'store', 'log', 'paths'],
   apiserver: ['kube'],
-  fip: ['ipam', 'cni', 'pods', 'kube', 'store', 'api'],
+  fip: ['ipam', 'cni', 'pods', 'kube', 'store', 'controller', 'api'],
   log: [],
   paths: [],
 };

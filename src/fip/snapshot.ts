@@ -15,6 +15,7 @@ import {
   STATEFULSET_PREFIX,
   parsePoolConfig,
 } from '../ipam/index.js';
+import { rolloutOf } from '../controller/workloads.js';
 import { cniArgsOfPod, isFinished, keyOfPod, wantsFloatingIP } from '../pods/pod-facts.js';
 import { fromFloatingIPObject } from '../store/floating-ip-object.js';
 import { type Pool, decodePool } from '../store/pool-store.js';
@@ -121,14 +122,11 @@ export function buildSnapshot(raw: RawCluster): Snapshot {
 function workloadsOf(raw: RawCluster): Map<string, Workload> {
   const out = new Map<string, Workload>();
   for (const d of raw.deployments) {
-    const replicas = d.spec?.replicas ?? 1;
-    const s = d.status;
-    const rollingOut =
-      s !== undefined &&
-      ((s.observedGeneration ?? 0) < (d.metadata?.generation ?? 0) ||
-        (s.updatedReplicas ?? 0) < replicas ||
-        (s.replicas ?? 0) > (s.updatedReplicas ?? 0));
-    out.set(`${DEPLOYMENT_PREFIX}${d.metadata?.namespace}_${d.metadata?.name}_`, { replicas, rollingOut });
+    const { replicas, rolling } = rolloutOf(d);
+    out.set(`${DEPLOYMENT_PREFIX}${d.metadata?.namespace}_${d.metadata?.name}_`, {
+      replicas,
+      rollingOut: rolling,
+    });
   }
   for (const s of raw.statefulSets) {
     const replicas = s.spec?.replicas ?? 1;

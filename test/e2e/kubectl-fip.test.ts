@@ -14,6 +14,12 @@ import {
   setHeaderOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
+import {
+  FLOATING_IP_PLURAL,
+  GROUP,
+  VERSION,
+  toFloatingIPObject,
+} from '../../src/store/floating-ip-object.js';
 import { clusterKubeConfig, ENI_IP, loadCluster } from './cluster.js';
 import type { FakeKubelet } from './fake-kubelet.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
@@ -246,15 +252,18 @@ scenario('E2E-F2 check finds each inconsistency made on purpose, and exits 1', a
   await waitFor('lone gone', async () => ((await pods.list('app=lone')).length === 0 ? true : undefined));
   // an address outside the configuration, held by a pool's key
   await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
-    group: 'galaxy.k8s.io',
-    version: 'v1alpha1',
-    plural: 'floatingips',
-    body: {
-      apiVersion: 'galaxy.k8s.io/v1alpha1',
-      kind: 'FloatingIP',
-      metadata: { name: OUTSIDE },
-      spec: { key: 'pool__gone_', attribute: '', policy: 2, updateTime: new Date().toISOString() },
-    },
+    group: GROUP,
+    version: VERSION,
+    plural: FLOATING_IP_PLURAL,
+    body: toFloatingIPObject({
+      ip: OUTSIDE,
+      key: 'pool__gone_',
+      policy: 2,
+      nodeName: '',
+      podUid: '',
+      updateTime: Date.now(),
+      reserved: false,
+    }),
   });
 
   const report = await fip('check');
