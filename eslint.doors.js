@@ -16,6 +16,7 @@ export const DOORS = {
   api: ['ipam', 'pods', 'kube', 'store', 'log', 'paths'],
   apiserver: ['kube'],
   webhook: ['ipam', 'config', 'controller', 'store', 'log'],
+  fip: ['ipam', 'cni', 'pods', 'kube', 'store', 'controller', 'api'],
   log: [],
   paths: [],
 };

@@ -1,0 +1,297 @@
+// kubectl fip's command line (commander): the user's kubeconfig, context and namespace as kubectl
+// takes them, and one subcommand per question an operator asks. Exit codes: 0 done, 1 a problem
+// found (check) or an address left (release), 2 a usage or connection error.
+import { Command, Option } from 'commander';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { check, formatCheck, problems } from './check.js';
+import {
+  type ServiceRef,
+  apiRequest,
+  contextNamespace,
+  loadKubeConfig,
+  parseServiceRef,
+  proxyPath,
+  readCluster,
+} from './cluster.js';
+import { filterHolders, holders } from './holders.js';
+import {
+  findingJson,
+  formatHolders,
+  formatUsage,
+  holderJson,
+  machine,
+  parseFormat,
+  usageJson,
+} from './output.js';
+import { type ReleaseAnswer, type ReleaseEntry, formatVerdicts, plan, targets, verdicts } from './release.js';
+import { type Snapshot, buildSnapshot } from './snapshot.js';
+import { describeLines, find, freeFields, holderFields } from './show.js';
+import { usage } from './usage.js';
+
+export interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+interface Globals {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  service: string;
+  configMap: string;
+  configKey: string;
+  poolNamespace: string;
+  resourceName: string;
+}
+
+class Session {
+  readonly kc: KubeConfig;
+  readonly namespace: string;
+  readonly service: ServiceRef;
+  constructor(readonly g: Globals) {
+    this.kc = loadKubeConfig({ kubeconfig: g.kubeconfig, context: g.context });
+    this.namespace = g.namespace || contextNamespace(this.kc);
+    this.service = parseServiceRef(g.service);
+  }
+
+  async snapshot(): Promise<Snapshot> {
+    const [namespace, name] = this.g.configMap.split('/') as [string, string];
+    if (!namespace || !name)
+      throw new Error(`--config-map ${JSON.stringify(this.g.configMap)}: expected <namespace>/<name>`);
+    return buildSnapshot(
+      await readCluster(this.kc, {
+        configMap: { namespace, name, key: this.g.configKey },
+        poolNamespace: this.g.poolNamespace,
+        resource: this.g.resourceName,
+      }),
+    );
+  }
+
+  /** POST /v1/ip through the service proxy; an answer that is not floatip's is an error naming the service. */
+  async release(entries: readonly ReleaseEntry[]): Promise<ReleaseAnswer> {
+    const path = proxyPath(this.service, '/v1/ip');
+    const answer = await apiRequest(this.kc, 'POST', path, { ips: entries });
+    const body = answer.body as Partial<ReleaseAnswer> & { message?: string };
+    if ((answer.status === 200 || answer.status === 202) && typeof body?.code === 'number')
+      return body as ReleaseAnswer;
+    const said =
+      typeof body === 'object' && body?.message ? body.message : JSON.stringify(answer.body).slice(0, 300);
+    throw new Error(
+      `floatip's REST API at ${this.g.service} (POST ${path}) answered ${answer.status}: ${said}`,
+    );
+  }
+}
+
+function windowMs(text: string): number {
+  const m = /^(\d+)(s|m|h|d)$/.exec(text);
+  if (!m || Number(m[1]) === 0)
+    throw new Error(`--window ${JSON.stringify(text)}: expected a duration such as 30m, 1h, 7d`);
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+}
+
+export function fipProgram(io: Io, setExit: (code: number) => void): Command {
+  const program = new Command('kubectl fip')
+    .description(
+      "floatip's operator tool: who holds which floating IP, how full each subnet is, what is inconsistent, and releases",
+    )
+    .option('--kubeconfig <file>', 'the kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+    .option('--context <name>', 'the kubeconfig context to use')
+    .option(
+      '-n, --namespace <ns>',
+      "the namespace of pods and apps named (default: the context's); ls: only keys of this namespace",
+    )
+    .option(
+      '--service <ns/name:port>',
+      "floatip's REST API Service, reached through the API server's service proxy",
+      'kube-system/floatip:api-port',
+    )
+    .option('--config-map <ns/name>', 'the floating IP configuration', 'kube-system/floatingip-config')
+    .option('--config-key <key>', "the ConfigMap's data key", 'floatingips')
+    .option('--pool-namespace <ns>', 'where Pool objects are', 'kube-system')
+    .option(
+      '--resource-name <name>',
+      'the extended resource pods request for a floating IP',
+      'tke.cloud.tencent.com/eni-ip',
+    )
+    .showHelpAfterError()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
+  const session = (cmd: Command) => new Session(cmd.optsWithGlobals() as Globals);
+  const output = (allowed: string) => new Option('-o, --output <format>', `output format: ${allowed}`);
+
+  program
+    .command('ls')
+    .description(
+      'list the addresses held, with their holder (state in-use, parked, kept, reserved or leaked)',
+    )
+    .option('--pod <name>', "only this pod's key")
+    .option('--app <name>', "only this app's keys (parked ones included)")
+    .option('--pool <name>', "only this Pool's keys")
+    .option('--node <name>', 'only addresses bound on this node')
+    .option('--parked', 'only parked or kept addresses (held with no pod)')
+    .option('--leaked', 'only addresses still bound to a pod that is gone, finished or replaced')
+    .addOption(output('wide, json, yaml'))
+    .action(
+      async (
+        o: {
+          pod?: string;
+          app?: string;
+          pool?: string;
+          node?: string;
+          parked?: boolean;
+          leaked?: boolean;
+          output?: string;
+        },
+        cmd: Command,
+      ) => {
+        const format = parseFormat(o.output, ['table', 'wide', 'json', 'yaml']);
+        const s = session(cmd);
+        const snap = await s.snapshot();
+        const g = cmd.optsWithGlobals() as Globals;
+        const list = filterHolders(holders(snap), {
+          ...o,
+          ...(g.namespace ? { namespace: g.namespace } : {}),
+        });
+        if (format === 'json' || format === 'yaml')
+          io.out(machine(format, { items: list.map((h) => holderJson(snap, h)) }));
+        else io.out(formatHolders(snap, list, format === 'wide'));
+      },
+    );
+
+  program
+    .command('show')
+    .description(
+      "who holds an address (or a pod's addresses), since when, and why it would or would not be released",
+    )
+    .argument('<ip|pod>', 'an IP address, or a pod name in the namespace')
+    .action(async (subject: string, _o: unknown, cmd: Command) => {
+      const s = session(cmd);
+      const snap = await s.snapshot();
+      const shown = find(snap, subject, s.namespace);
+      if (shown.freeIP) return io.out(describeLines(freeFields(snap, shown.freeIP)));
+      if (shown.holders.length === 0) {
+        const p = shown.pod!;
+        io.out(
+          `pod ${p.namespace}/${p.name} holds no address (key ${p.key || 'none'}; annotation names ${p.addresses.join(', ') || 'nothing'})\n`,
+        );
+        return;
+      }
+      const now = plan(
+        snap,
+        targets(snap, { ips: shown.holders.map((h) => h.allocation.ip), namespace: s.namespace }),
+      );
+      const blocks = shown.holders.map((h) => {
+        const v = now.find((x) => x.ip === h.allocation.ip);
+        const releaseNow = v?.release
+          ? 'floatip would release it (kubectl fip release)'
+          : `floatip would refuse: ${v?.why ?? 'unknown'}`;
+        return describeLines(holderFields(snap, h, releaseNow));
+      });
+      io.out(blocks.join('\n'));
+    });
+
+  program
+    .command('usage')
+    .description(
+      'per subnet and Pool: total, used, parked, reserved, free, and the time to exhaustion at the recent rate',
+    )
+    .option('--window <duration>', 'how far back the allocation rate looks', '1h')
+    .addOption(output('json, yaml'))
+    .action(async (o: { window: string; output?: string }, cmd: Command) => {
+      const format = parseFormat(o.output, ['table', 'json', 'yaml']);
+      const ms = windowMs(o.window);
+      const rows = usage(await session(cmd).snapshot(), ms);
+      io.out(
+        format === 'json' || format === 'yaml'
+          ? machine(format, usageJson(rows, ms))
+          : formatUsage(rows, o.window),
+      );
+    });
+
+  program
+    .command('check')
+    .description(
+      'consistency check: objects, annotations and the configuration; exit 1 when something is wrong',
+    )
+    .addOption(output('json, yaml'))
+    .action(async (o: { output?: string }, cmd: Command) => {
+      const format = parseFormat(o.output, ['table', 'json', 'yaml']);
+      const findings = check(await session(cmd).snapshot());
+      io.out(
+        format === 'json' || format === 'yaml'
+          ? machine(format, { problems: problems(findings).length, findings: findings.map(findingJson) })
+          : formatCheck(findings),
+      );
+      if (problems(findings).length > 0) setExit(1);
+    });
+
+  program
+    .command('release')
+    .description('release addresses through floatip (a dry run is shown first); refused ones say why')
+    .argument('[ip...]', 'addresses to release')
+    .option('--pod <name>', "the addresses of this pod's key (in the namespace)")
+    .option('--app <name>', "the addresses of this app's keys, parked ones included (in the namespace)")
+    .option('--dry-run', 'only show what would be released and what refused')
+    .addOption(output('json, yaml'))
+    .action(
+      async (
+        ips: string[],
+        o: { pod?: string; app?: string; dryRun?: boolean; output?: string },
+        cmd: Command,
+      ) => {
+        const format = parseFormat(o.output, ['table', 'json', 'yaml']);
+        if (ips.length === 0 && !o.pod && !o.app) throw new Error('name addresses, --pod or --app');
+        const s = session(cmd);
+        const snap = await s.snapshot();
+        const sent = targets(snap, { ips, namespace: s.namespace, ...o });
+        if (sent.length === 0)
+          throw new Error(
+            `nothing to release: no address is held by ${o.pod ? `pod ${s.namespace}/${o.pod}` : `app ${s.namespace}/${o.app}`}`,
+          );
+        const planned = plan(snap, sent);
+        const human = format === 'table';
+        if (human) io.out(formatVerdicts(planned, false));
+        let result = planned;
+        if (!o.dryRun) {
+          const go = sent.filter((t) => planned.find((v) => v.ip === t.ip)?.release);
+          if (go.length > 0) {
+            const answer = await s.release(go.map((t) => t.entry!));
+            const done = verdicts(go, answer);
+            result = planned.map((v) => done.find((d) => d.ip === v.ip) ?? v);
+            if (human) io.out('\n' + formatVerdicts(result, true));
+          } else if (human) io.out('\nnothing released\n');
+        }
+        if (!human) {
+          io.out(
+            machine(format as 'json' | 'yaml', {
+              dryRun: o.dryRun === true,
+              items: result.map((v) => ({ ip: v.ip, key: v.key, released: v.release, why: v.why })),
+            }),
+          );
+        }
+        if (result.some((v) => !v.release)) setExit(1);
+      },
+    );
+  return program;
+}
+
+/** Runs the command line; resolves with the exit code. */
+export async function runFip(argv: readonly string[], io: Io): Promise<number> {
+  let code = 0;
+  const program = fipProgram(io, (c) => (code = Math.max(code, c)));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    const e = err as { code?: string; exitCode?: number; message?: string };
+    if (e.code?.startsWith('commander.')) {
+      return e.code === 'commander.helpDisplayed' ||
+        e.code === 'commander.version' ||
+        e.code === 'commander.help'
+        ? 0
+        : 2;
+    }
+    io.err(`kubectl fip: ${e.message ?? String(err)}\n`);
+    return 2;
+  }
+  return code;
+}

@@ -1,0 +1,114 @@
+// `kubectl fip show IP|POD`: who holds an address, since when, and why it would or would not be
+// released, both ways it can go: when its pod goes (src/ipam's release decision, on the workload as
+// it is now) and through `kubectl fip release` now (floatip's own answer to a dry run, added by the
+// caller since it needs the REST API).
+import { type Allocation, canonicalAddress, formatCidr } from '../ipam/index.js';
+import { describeAction, whenPodGoes } from './fate.js';
+import { type Holder, holderOf, policyName } from './holders.js';
+import { type PodView, type Snapshot, podRef, podsByName } from './snapshot.js';
+import { shortAge } from './table.js';
+
+export interface Shown {
+  /** What was asked for, as given. */
+  readonly subject: string;
+  readonly pod: PodView | undefined;
+  readonly holders: readonly Holder[];
+  /** An address asked for that nobody holds. */
+  readonly freeIP?: string;
+}
+
+/** An IP's holder, or a pod's addresses (by its key, in namespace `namespace`). */
+export function find(snapshot: Snapshot, subject: string, namespace: string): Shown {
+  const pods = podsByName(snapshot);
+  let ip: string | undefined;
+  try {
+    ip = canonicalAddress(subject);
+  } catch {
+    ip = undefined;
+  }
+  if (ip !== undefined) {
+    const a = snapshot.allocator.get(ip);
+    if (!a) return { subject, pod: undefined, holders: [], freeIP: ip };
+    const h = holderOf(a, pods);
+    return { subject, pod: h.pod, holders: [h] };
+  }
+  const pod = pods.get(podRef(namespace, subject));
+  if (!pod)
+    throw new Error(
+      `pod ${namespace}/${subject} not found, and ${JSON.stringify(subject)} is not an IP address`,
+    );
+  const held = pod.key ? snapshot.allocator.byKey(pod.key) : [];
+  return { subject, pod, holders: held.map((a) => holderOf(a, pods)) };
+}
+
+const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : 'unknown');
+
+/** `Field:  value` lines, the values aligned. */
+export function describeLines(fields: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...fields.map(([k]) => k.length)) + 2;
+  return fields.map(([k, v]) => `${`${k}:`.padEnd(width)}${v}`).join('\n') + '\n';
+}
+
+export function holderFields(snapshot: Snapshot, h: Holder, releaseNow: string): [string, string][] {
+  const a: Allocation = h.allocation;
+  const net = snapshot.allocator.networkOf(a.ip);
+  const entry = net ? snapshot.allocator.configuration.entries.find((e) => e.index === net.entry) : undefined;
+  const created = snapshot.createdAt.get(a.ip);
+  const pod = h.pod;
+  const annotation = pod
+    ? pod.annotationError
+      ? `cannot be read: ${pod.annotationError}`
+      : pod.addresses.includes(a.ip)
+        ? `names ${a.ip}`
+        : `does not name ${a.ip} (names ${pod.addresses.join(', ') || 'nothing'})`
+    : '-';
+  const fate =
+    h.state === 'parked' || h.state === 'reserved'
+      ? h.state === 'reserved'
+        ? 'nothing: floatip never releases a reserved address'
+        : 'it waits for the next pod of its app or pool (or the parked-address TTL, when one is set)'
+      : describeAction(whenPodGoes(snapshot, a));
+  return [
+    ['IP', a.ip],
+    ['State', `${h.state} (${h.why})`],
+    ['Key', a.key || '""'],
+    [
+      'Pod',
+      pod
+        ? `${podRef(pod.namespace, pod.name)} (uid ${pod.uid}, phase ${pod.phase || 'none'}, node ${pod.node || 'none'})`
+        : '-',
+    ],
+    ['Recorded', `node ${a.nodeName || 'none'}, pod uid ${a.podUid || 'none'}`],
+    ['Annotation', annotation],
+    ['Policy', `${policyName(a.policy)} (${a.policy})`],
+    ['Since', `${iso(a.updateTime)} (${shortAge(snapshot.now - a.updateTime)} ago, the object's updateTime)`],
+    ['Created', created ? `${iso(created)} (${shortAge(snapshot.now - created)} ago)` : 'unknown'],
+    [
+      'Subnet',
+      net && entry
+        ? `${formatCidr(entry.subnet)} (entry ${net.entry}, gateway ${net.gateway}, vlan ${net.vlan}, node subnets ${entry.nodeSubnets.join(', ')})`
+        : 'outside every configured range',
+    ],
+    ['When its pod goes', `floatip will ${fate}`],
+    ['Release now', releaseNow],
+  ];
+}
+
+export function freeFields(snapshot: Snapshot, ip: string): [string, string][] {
+  const named = snapshot.pods
+    .filter((p) => !p.finished && p.addresses.includes(ip))
+    .map((p) => podRef(p.namespace, p.name));
+  return [
+    ['IP', ip],
+    [
+      'State',
+      snapshot.allocator.isConfigured(ip)
+        ? 'free (no FloatingIP object)'
+        : 'not in any configured range, no FloatingIP object',
+    ],
+    [
+      'Named by',
+      named.length ? `the annotation of ${named.join(', ')} (see kubectl fip check)` : 'no pod annotation',
+    ],
+  ];
+}

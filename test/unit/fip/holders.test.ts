@@ -1,0 +1,76 @@
+// Who holds an address: the states of kubectl fip ls, its filters, usage's counts and rate.
+import { filterHolders, holders } from '../../../src/fip/holders.js';
+import { usage } from '../../../src/fip/usage.js';
+import { NOW, fipObject, pod, snapshot } from './world.js';
+
+const world = () =>
+  snapshot({
+    floatingIPs: [
+      fipObject('10.2.0.10', 'dp_ns_web_web-a', { node: 'n1', uid: 'uid-web-a', createdAgoMs: 10 * 60_000 }),
+      fipObject('10.2.0.11', 'dp_ns_web_', { policy: 2 }),
+      fipObject('10.2.0.12', 'sts_ns_db_db-0', { policy: 1, createdAgoMs: 20 * 60_000 }),
+      fipObject('10.2.0.13', 'pool__p_', { reserved: true }),
+      fipObject('10.2.0.14', 'NULL_ns_NULL_gone', { node: 'n2', uid: 'uid-gone' }),
+      fipObject('10.2.0.15', 'NULL_ns_NULL_new', { node: 'n2', uid: 'uid-old' }),
+      fipObject('10.2.0.9', 'pool__p_dp_ns_api_api-x', { node: 'n1', uid: 'uid-api-x' }),
+    ],
+    pods: [
+      pod('ns', 'web-a', { ips: ['10.2.0.10'], owner: { kind: 'ReplicaSet', name: 'web-5d' } }),
+      pod('ns', 'new', { ips: ['10.2.0.15'], uid: 'uid-new' }),
+    ],
+    pools: [{ metadata: { name: 'p' }, size: 4 }],
+  });
+
+test('each allocation has one state, in numeric address order', () => {
+  expect(holders(world()).map((h) => `${h.allocation.ip} ${h.state}`)).toEqual([
+    '10.2.0.9 leaked',
+    '10.2.0.10 in-use',
+    '10.2.0.11 parked',
+    '10.2.0.12 kept',
+    '10.2.0.13 reserved',
+    '10.2.0.14 leaked',
+    '10.2.0.15 leaked',
+  ]);
+  const replaced = holders(world()).find((h) => h.allocation.ip === '10.2.0.15')!;
+  expect(replaced.why).toBe('pod ns/new is another incarnation (uid uid-new, the object names uid-old)');
+});
+
+test('filters: pod, app, pool, node, parked, leaked, namespace', () => {
+  const list = holders(world());
+  const ips = (f: Parameters<typeof filterHolders>[1]) => filterHolders(list, f).map((h) => h.allocation.ip);
+  expect(ips({ pod: 'web-a' })).toEqual(['10.2.0.10']);
+  expect(ips({ app: 'web' })).toEqual(['10.2.0.10', '10.2.0.11']);
+  expect(ips({ pool: 'p' })).toEqual(['10.2.0.9', '10.2.0.13']);
+  expect(ips({ node: 'n2' })).toEqual(['10.2.0.14', '10.2.0.15']);
+  expect(ips({ parked: true })).toEqual(['10.2.0.11', '10.2.0.12']);
+  expect(ips({ leaked: true })).toEqual(['10.2.0.9', '10.2.0.14', '10.2.0.15']);
+  expect(ips({ namespace: 'other' })).toEqual([]);
+});
+
+test('usage per subnet and pool, and the time to exhaustion from the objects created in the window', () => {
+  const [subnet, pool] = usage(world(), 3_600_000);
+  // 10 addresses 10.2.0.10~19; 10.2.0.9 is outside the ranges (an orphan), so not in the entry
+  expect(subnet).toMatchObject({
+    kind: 'subnet',
+    name: '10.2.0.0/24',
+    total: 10n,
+    used: 3,
+    parked: 2,
+    reserved: 1,
+    free: 4n,
+    recent: 2,
+  });
+  // 2 still-held allocations in the last hour, 4 free: 2 hours
+  expect(subnet!.exhaustedInMs).toBe(2 * 3_600_000);
+  expect(pool).toMatchObject({
+    kind: 'pool',
+    name: 'p',
+    total: 4n,
+    used: 1,
+    reserved: 1,
+    free: 2n,
+    recent: 0,
+    exhaustedInMs: undefined,
+  });
+  expect(NOW).toBeGreaterThan(0);
+});
