@@ -76,6 +76,37 @@ export function buildFloatip(timeoutMs = 5 * 60_000): Promise<void> {
   });
 }
 
+type Kubectl = (...args: string[]) => Promise<string>;
+
+/** v1.20's token controller writes the ServiceAccount's token Secret a moment after it exists. */
+async function secretToken(run: Kubectl): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const secret = await run(
+      '-n',
+      'kube-system',
+      'get',
+      'sa',
+      'floatip',
+      '-o',
+      'jsonpath={.secrets[0].name}',
+    );
+    if (secret) {
+      const data = await run('-n', 'kube-system', 'get', 'secret', secret, '-o', 'jsonpath={.data.token}');
+      const token = Buffer.from(data, 'base64').toString();
+      if (token) return token;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('no token Secret for ServiceAccount kube-system/floatip after 20 s');
+}
+
+/** Since v1.24 no token Secret is made: a token from the TokenRequest API, as a pod would get. */
+async function requestedToken(run: Kubectl): Promise<string> {
+  const token = (await run('-n', 'kube-system', 'create', 'token', 'floatip', '--duration=24h')).trim();
+  if (!token) throw new Error('kubectl create token floatip -n kube-system printed no token');
+  return token;
+}
+
 /**
  * The shipped RBAC (manifests/base/rbac.yaml) applied, and a kubeconfig that is floatip's
  * ServiceAccount (its token), next to the admin one: every floatip the suite starts runs with exactly
@@ -91,25 +122,8 @@ export async function serviceAccountKubeconfig(adminKubeconfig: string): Promise
     (await promisify(execFile)(kubectl, ['--kubeconfig', adminKubeconfig, ...args], { cwd: REPO_ROOT }))
       .stdout;
   await run('apply', '-f', 'manifests/base/rbac.yaml');
-  let token = '';
-  for (let i = 0; i < 100 && !token; i++) {
-    // v1.20's token controller writes the ServiceAccount's token Secret a moment after it exists
-    const secret = await run(
-      '-n',
-      'kube-system',
-      'get',
-      'sa',
-      'floatip',
-      '-o',
-      'jsonpath={.secrets[0].name}',
-    );
-    if (secret) {
-      const data = await run('-n', 'kube-system', 'get', 'secret', secret, '-o', 'jsonpath={.data.token}');
-      token = Buffer.from(data, 'base64').toString();
-    }
-    if (!token) await new Promise((r) => setTimeout(r, 200));
-  }
-  if (!token) throw new Error('no token Secret for ServiceAccount kube-system/floatip after 20 s');
+  const token =
+    process.env.FLOATIP_E2E_KUBE === 'current' ? await requestedToken(run) : await secretToken(run);
   const file = join(dirname(adminKubeconfig), 'floatip-sa.kubeconfig');
   const admin = JSON.parse(await run('config', 'view', '--raw', '--minify', '-o', 'json')) as {
     clusters: {
