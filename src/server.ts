@@ -153,6 +153,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   const metrics = new Metrics({
     allocator,
     isLeader,
+    ready: () => (notServingBecause() ?? notReadyBecause()) === undefined,
     configRefused: () => config.refused,
     pools: () => pools.list(),
   });

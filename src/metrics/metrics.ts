@@ -14,6 +14,8 @@ export interface QueueState {
 export interface MetricSources {
   readonly allocator: Allocator;
   readonly isLeader?: () => boolean;
+  /** Whether this replica is ready (its /readyz answers 200): caches synced, a configuration in force. */
+  readonly ready?: () => boolean;
   /** Whether the ConfigMap's latest version was refused (the last valid one stays in force). */
   readonly configRefused?: () => boolean;
   /** The Pool objects floatip reads (name and size). */
@@ -166,6 +168,14 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(sources.configRefused?.() === true ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'floatip_ready',
+      help: '1 while this replica is ready (answers the scheduler; /readyz 200), 0 while it is not',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.ready === undefined || sources.ready() ? 1 : 0);
       },
     });
     new Gauge({

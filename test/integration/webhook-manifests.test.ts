@@ -37,7 +37,7 @@ test('ConfigMaps: only labelled ones, Ignore, short; FloatingIP and Pool: Fail, 
     });
   }
   // the example configuration is sent to the webhook
-  expect(docs('manifests/configmap.yaml')[0]!.metadata.labels).toEqual({ 'floatip.io/validate': 'true' });
+  expect(docs('manifests/base/configmap.yaml')[0]!.metadata.labels).toEqual({ 'floatip.io/validate': 'true' });
   expect(ALLOW_ORPHANS_ANNOTATION).toBe('floatip.io/allow-orphans');
 });
 
@@ -60,8 +60,8 @@ test('the certificate, its Secret, the caBundle injection, the Service and the D
       '--webhook-key-file=/etc/floatip/webhook/tls.key',
     ]),
   );
-  // the patch replaces args: everything deployment.yaml passes stays
-  const deployment = docs('manifests/deployment.yaml')[0]!.spec.template.spec.containers[0];
+  // the patch replaces args: everything base/deployment.yaml passes stays
+  const deployment = docs('manifests/base/deployment.yaml')[0]!.spec.template.spec.containers[0];
   expect(container.args).toEqual(expect.arrayContaining(deployment.args));
   expect(service.spec.publishNotReadyAddresses).toBe(true);
 });
