@@ -90,13 +90,15 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
       throw err;
     }
     if (args.ipinfos.length > 0) return { args, pod };
-    if (Date.now() + pause > deadline) {
+    // the last look is at the deadline itself: the wait is never shorter than configured
+    const left = deadline - Date.now();
+    if (left <= 0) {
       throw new CniError(
         Code.noAnnotation,
         `pod ${pod} has no ipinfos in ${CNI_ARGS_ANNOTATION} after ${network.annotationTimeoutMs / 1000} s`,
         text === undefined ? 'the annotation is absent' : `the annotation is ${text}`,
       );
     }
-    await new Promise((r) => setTimeout(r, pause));
+    await new Promise((r) => setTimeout(r, Math.min(pause, left)));
   }
 }
