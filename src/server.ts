@@ -283,6 +283,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         requeue,
       ),
     };
+    // a pod refused before the pod cache had it is remembered once the cache has it
+    cluster.pods.on('add', (pod) => verbs.queries.podCached(pod));
+    cluster.pods.on('update', (pod) => verbs.queries.podCached(pod));
     const inFlight = new InFlight();
     // binds this replica decides: a shutdown waits for them before it hands the Lease on
     const deciding = new InFlight();

@@ -24,6 +24,8 @@ export interface RefusalListener {
   /** No node could take the pod: these node subnets had no free address for it. */
   refusedForSubnets(namespace: string, name: string, uid: string, subnets: ReadonlySet<string>): void;
   bound(namespace: string, name: string): void;
+  /** A refusal is held until the pod cache has the pod (it is passed on then). */
+  held?(): void;
 }
 
 /**
@@ -59,6 +61,10 @@ export class NotedRefusals implements RefusalListener {
 
   bound(namespace: string, name: string): void {
     this.inner.bound(namespace, name);
+  }
+
+  held(): void {
+    this.noted = true;
   }
 }
 

@@ -3,6 +3,7 @@
 // (galaxy reserves in filter and preempt). What a request says about nodes and pods is used for that
 // request only; what floatip believes about them comes from the caches.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { LRUCache } from 'lru-cache';
 import { AppLimitError, type Allocator, ReleasePolicy, allowedSubnets, homeSubnets } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import { keyOfPod, namespacedName, policyOfPod, wantsFloatingIP } from '../pods/pod-facts.js';
@@ -22,6 +23,19 @@ export interface ClusterView {
   readonly pods: { cached(namespace: string, name: string): V1Pod | undefined };
 }
 
+/**
+ * Refusals of pods the cache does not have yet, held until it does: a few seconds' worth of new pods
+ * on a busy cluster, and no more than a minute (a pod that never appears was never real).
+ */
+const HELD_REFUSALS = 1000;
+const HELD_REFUSAL_MS = 60_000;
+
+interface PodRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
 /** How many answers per resolved node list are kept: a few allowed-subnet sets are the rule. */
 const ANSWERS_PER_LIST = 64;
 
@@ -37,6 +51,24 @@ export class SchedulingQueries {
     private readonly refusals?: RefusalListener,
   ) {}
 
+  /** By "namespace/name": refusals of incarnations the pod cache did not have when they were made. */
+  private readonly held = new LRUCache<string, { readonly uid: string; readonly pass: () => void }>({
+    max: HELD_REFUSALS,
+    ttl: HELD_REFUSAL_MS,
+  });
+
+  /**
+   * The pod cache has this pod now (added or updated): a refusal held for this very incarnation is
+   * passed on, unless the pod has been bound meanwhile.
+   */
+  podCached(pod: V1Pod): void {
+    const who = `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`;
+    const held = this.held.get(who);
+    if (!held || held.uid !== pod.metadata?.uid) return;
+    this.held.delete(who);
+    if (!pod.spec?.nodeName) held.pass();
+  }
+
   // ---- filter
 
   filter(pod: V1Pod, nodes: V1Node[] | undefined, nodeNames: string[] | undefined): FilterResult {
@@ -51,9 +83,10 @@ export class SchedulingQueries {
     } catch (err) {
       const message = errorText(err);
       this.log.info({ pod: namespacedName(pod), err: message }, 'filter: no node can serve the pod');
-      const waiting = this.knownIncarnation(pod);
-      if (err instanceof AppLimitError && waiting)
-        this.refusals?.refusedForApp(err.countPrefix, waiting.namespace, waiting.name, waiting.uid);
+      if (err instanceof AppLimitError) {
+        const { countPrefix } = err;
+        this.tell(pod, (to, w) => to.refusedForApp(countPrefix, w.namespace, w.name, w.uid));
+      }
       return {
         ...(nodes ? { nodes: [] } : {}),
         ...(nodeNames ? { nodeNames: [] } : {}),
@@ -99,8 +132,7 @@ export class SchedulingQueries {
     nodes: V1Node[] | undefined,
     list: NodeList | undefined,
   ): void {
-    const waiting = this.knownIncarnation(pod);
-    if (!this.refusals || !waiting) return;
+    if (!this.refusals) return;
     const candidates = list
       ? list.distinct
       : (nodes ?? []).flatMap((n) => {
@@ -108,20 +140,28 @@ export class SchedulingQueries {
           return 'subnet' in facts ? [facts.subnet] : [];
         });
     const exhausted = new Set([...candidates].filter((s) => !allowed.has(s)));
-    this.refusals.refusedForSubnets(waiting.namespace, waiting.name, waiting.uid, exhausted);
+    this.tell(pod, (to, w) => to.refusedForSubnets(w.namespace, w.name, w.uid, exhausted));
   }
 
   /**
-   * The pod of a filter request, if the pod cache has that very incarnation: only such pods are
-   * remembered as waiting (a request naming pods that do not exist must not fill memory, nor make
-   * floatip write to pods).
+   * Tells the listener of a refusal floatip will clear, if the pod cache has this very incarnation;
+   * else holds it until the cache has it (`podCached`): kube-scheduler's watch can deliver a new pod
+   * before floatip's, so a first filter may come first. A request naming pods that do not exist
+   * neither fills memory beyond the held few nor makes floatip write to pods.
    */
-  private knownIncarnation(pod: V1Pod): { namespace: string; name: string; uid: string } | undefined {
-    const namespace = pod.metadata?.namespace ?? 'default';
-    const name = pod.metadata?.name ?? '';
-    const uid = pod.metadata?.uid ?? '';
-    const cached = this.cluster.pods.cached(namespace, name);
-    return uid && cached?.metadata?.uid === uid ? { namespace, name, uid } : undefined;
+  private tell(pod: V1Pod, pass: (to: RefusalListener, who: PodRef) => void): void {
+    const refusals = this.refusals;
+    const who: PodRef = {
+      namespace: pod.metadata?.namespace ?? 'default',
+      name: pod.metadata?.name ?? '',
+      uid: pod.metadata?.uid ?? '',
+    };
+    if (!refusals || !who.uid) return;
+    if (this.cluster.pods.cached(who.namespace, who.name)?.metadata?.uid === who.uid) pass(refusals, who);
+    else {
+      this.held.set(`${who.namespace}/${who.name}`, { uid: who.uid, pass: () => pass(refusals, who) });
+      refusals.held?.();
+    }
   }
 
   /**

@@ -78,6 +78,28 @@ test('filter: an exhausted subnet fails its nodes, and a cached pod no node can 
   expect(refusals).toEqual([`subnets ${A} ns1/p1`]);
 });
 
+test('filter: a refused pod the cache does not have yet is remembered once it has that incarnation', () => {
+  const { allocator, queries, refusals } = setup();
+  for (const key of ['NULL_ns1_NULL_q1', 'NULL_ns1_NULL_q2'])
+    allocator.allocate({ key, nodeSubnet: A, attrs });
+  const p1 = pod('p1');
+  queries.filter(p1, undefined, ['a1']);
+  // kube-scheduler's watch delivered the pod before floatip's: held, not yet told
+  expect(refusals).toEqual([]);
+  queries.podCached({ ...p1, metadata: { ...p1.metadata, uid: 'another-incarnation' } });
+  expect(refusals).toEqual([]);
+  queries.podCached(p1);
+  expect(refusals).toEqual([`subnets ${A} ns1/p1`]);
+  // once only
+  queries.podCached(p1);
+  expect(refusals).toEqual([`subnets ${A} ns1/p1`]);
+  // a pod bound before the cache had it waits for nothing
+  const p2 = pod('p2');
+  queries.filter(p2, undefined, ['a1']);
+  queries.podCached({ ...p2, spec: { ...p2.spec!, nodeName: 'a1' } });
+  expect(refusals).toEqual([`subnets ${A} ns1/p1`]);
+});
+
 test('filter with full Nodes: the cache’s node decides, not the request’s; an unknown one is judged from it', () => {
   const { allocator, queries } = setup();
   for (let i = 0; i < 4; i++) allocator.allocate({ key: `NULL_ns1_NULL_q${i}`, nodeSubnet: B, attrs });
