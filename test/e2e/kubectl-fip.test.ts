@@ -37,13 +37,13 @@ const NS = 'fip-e2e';
 const NODES = ['e2e-fip-1', 'e2e-fip-2'];
 const LABEL = { 'floatip-e2e/group': 'fip' };
 const ENTRY: ConfigEntry = {
-  nodeSubnets: ['10.31.9.0/24'],
-  ips: ['10.131.9.10~10.131.9.40'],
-  subnet: '10.131.9.0/24',
-  gateway: '10.131.9.1',
+  nodeSubnets: ['10.31.13.0/24'],
+  ips: ['10.131.13.10~10.131.13.40'],
+  subnet: '10.131.13.0/24',
+  gateway: '10.131.13.1',
 };
 const OUTSIDE = '10.250.9.9';
-const HAND_EDITED = '10.131.9.39';
+const HAND_EDITED = '10.131.13.39';
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 const kc = clusterKubeConfig();
@@ -100,7 +100,7 @@ beforeAll(async () => {
   symlinkSync(main, join(pluginDir, 'kubectl-fip'));
   await prepareFile([]);
   await writeFloatipConfig([...SUITE_CONFIG, ENTRY]);
-  await createNodes(NODES, [['10.31.9.11'], ['10.31.9.12']], { [ENI_IP]: '16' }, { labels: LABEL });
+  await createNodes(NODES, [['10.31.13.11'], ['10.31.13.12']], { [ENI_IP]: '16' }, { labels: LABEL });
   await startFloatipWithService();
   kubelet = await startNamespace(NS);
   await createDeployment(
@@ -159,7 +159,7 @@ scenario('E2E-F1 ls, show, usage and check of a healthy cluster', async () => {
     key: `NULL_${NS}_NULL_lone`,
     state: 'in-use',
   });
-  expect((await fip('ls', '-o', 'yaml')).stdout).toMatch(/^items:\n {2}- ip: 10\.131\.9\./);
+  expect((await fip('ls', '-o', 'yaml')).stdout).toMatch(/^items:\n {2}- ip: 10\.131\.13\./);
   expect((await fip('ls', '--pod', 'lone')).stdout.trimEnd().split('\n')).toHaveLength(2);
   expect((await fip('ls', '--app', 'web', '-o', 'json')).stdout).not.toContain('"lone"');
   const onNode =
@@ -198,7 +198,7 @@ scenario('E2E-F1 ls, show, usage and check of a healthy cluster', async () => {
   const byPod = (await fip('-n', NS, 'show', 'lone')).stdout;
   expect(byPod).toMatch(new RegExp(`^IP:\\s+${ipOf(lone).replace(/\./g, '\\.')}$`, 'm'));
   expect(byPod).toMatch(/^State:\s+in-use \(pod fip-e2e\/lone holds it\)$/m);
-  expect((await fip('show', '10.131.9.38')).stdout).toMatch(/^State:\s+free \(no FloatingIP object\)$/m);
+  expect((await fip('show', '10.131.13.38')).stdout).toMatch(/^State:\s+free \(no FloatingIP object\)$/m);
 
   const usage = JSON.parse((await fip('usage', '-o', 'json')).stdout) as {
     rows: {
@@ -210,17 +210,17 @@ scenario('E2E-F1 ls, show, usage and check of a healthy cluster', async () => {
       exhaustedInSeconds: number | null;
     }[];
   };
-  const row = usage.rows.find((r) => r.name === '10.131.9.0/24')!;
+  const row = usage.rows.find((r) => r.name === '10.131.13.0/24')!;
   const subnets = (await (await fetch(`http://127.0.0.1:${floatip.apiPort}/v1/subnets`)).json()) as {
     content: { entries: { subnet: string; free: string; total: string }[] };
   };
-  const rest = subnets.content.entries.find((e) => e.subnet === '10.131.9.0/24')!;
+  const rest = subnets.content.entries.find((e) => e.subnet === '10.131.13.0/24')!;
   expect(row).toMatchObject({ used: 4, total: rest.total, free: rest.free, allocatedInWindow: 4 });
   // 4 new in the last hour, 27 free: 27 / (4 per hour) = 6.75 h
   expect(row.exhaustedInSeconds).toBe(Math.round((Number(rest.free) * 3600) / 4));
   const usageTable = await fip('usage');
   expect(usageTable.stdout).toMatch(
-    /^subnet\s+10\.131\.9\.0\/24\s+10\.31\.9\.0\/24\s+31\s+4\s+0\s+0\s+27\s+4\s+6\.8h$/m,
+    /^subnet\s+10\.131\.13\.0\/24\s+10\.31\.13\.0\/24\s+31\s+4\s+0\s+0\s+27\s+4\s+6\.8h$/m,
   );
   note(`kubectl fip usage:\n${usageTable.stdout}`);
 
@@ -245,7 +245,7 @@ scenario('E2E-F2 check finds each inconsistency made on purpose, and exits 1', a
   // a hand-edited annotation: w2 names a free address of the range
   await annotate(
     w2,
-    JSON.stringify({ common: { ipinfos: [{ ip: `${HAND_EDITED}/24`, vlan: 0, gateway: '10.131.9.1' }] } }),
+    JSON.stringify({ common: { ipinfos: [{ ip: `${HAND_EDITED}/24`, vlan: 0, gateway: '10.131.13.1' }] } }),
   );
   // a deleted pod's object: lone deleted while floatip is down
   await core.deleteNamespacedPod({ name: 'lone', namespace: NS, gracePeriodSeconds: 0 });
@@ -327,7 +327,7 @@ scenario(
     const w0 = web[0]!;
     const objects = async () => new Set((await listFloatingIPs()).map((o) => o.name));
 
-    const dry = await fip('release', '--dry-run', ipOf(lone), ipOf(w0), '10.131.9.37');
+    const dry = await fip('release', '--dry-run', ipOf(lone), ipOf(w0), '10.131.13.37');
     note(`kubectl fip release --dry-run:\n${dry.stdout}`);
     expect(dry.code).toBe(1);
     expect(dry.stdout).toMatch(/^IP\s+KEY\s+VERDICT\s+WHY$/m);
@@ -339,7 +339,7 @@ scenario(
       ),
     );
     expect(dry.stdout).toMatch(
-      /^10\.131\.9\.37\s+-\s+would refuse\s+10\.131\.9\.37 is not allocated \(no FloatingIP object\)$/m,
+      /^10\.131\.13\.37\s+-\s+would refuse\s+10\.131\.13\.37 is not allocated \(no FloatingIP object\)$/m,
     );
     expect(await objects()).toContain(ipOf(lone));
 
