@@ -168,5 +168,8 @@ export async function injectFault(
       detail = `${await replicas.faults.blackhole(BLACKHOLE_MS)} connections silenced`;
       break;
   }
+  // kube-scheduler exits by itself when it finds a pod bound elsewhere than it assumed (a
+  // bind it gave up on that went through later); a static pod's kubelet starts it again, so does this
+  await controlComponent('ensure', 'kube-scheduler');
   return { kind, start, end: Date.now(), detail };
 }

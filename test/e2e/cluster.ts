@@ -113,7 +113,10 @@ export type Component = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 
  * Stops (SIGKILL, as a crash) or starts again one component (`kube/component.sh`), the others and
  * etcd's data left as they are; `start` resolves once it answers its health check.
  */
-export async function controlComponent(action: 'stop' | 'start', component: Component): Promise<void> {
+export async function controlComponent(
+  action: 'stop' | 'start' | 'ensure',
+  component: Component,
+): Promise<void> {
   await runE2eScript(action, process.env, 90_000, [component]);
 }
 

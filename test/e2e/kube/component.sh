@@ -3,6 +3,7 @@
 # the faults an operator meets most (kube-apiserver or etcd restarted, controller-manager restarted).
 #   component.sh stop  etcd|kube-apiserver|kube-controller-manager|kube-scheduler
 #   component.sh start etcd|kube-apiserver|kube-controller-manager|kube-scheduler
+#   component.sh ensure kube-scheduler   (start it again if it exited by itself, as a kubelet would)
 # stop sends SIGKILL (a crash, and kube-apiserver 1.20 would otherwise wait up to 60 s for its watches) after
 # recording the process's exact command line; start runs that command line again, appending to the component's log,
 # and returns once it answers its health check (kube-apiserver: /readyz, which needs etcd up). etcd's data dir is
@@ -12,7 +13,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 kr_init
-usage() { kr_die "usage: component.sh stop|start etcd|kube-apiserver|kube-controller-manager|kube-scheduler"; }
+usage() { kr_die "usage: component.sh stop|start|ensure etcd|kube-apiserver|kube-controller-manager|kube-scheduler"; }
 [ $# -eq 2 ] || usage
 action=$1 c=$2
 case $c in etcd|kube-apiserver|kube-controller-manager|kube-scheduler) ;; *) usage ;; esac
@@ -24,13 +25,26 @@ healthy() {
     etcd) curl -sf "http://127.0.0.1:${ETCD_PORT:?}/health" >/dev/null 2>&1 ;;
     kube-apiserver) [ "$(curl -s --cacert "$KR_PKI/ca.crt" "https://127.0.0.1:${APISERVER_PORT:?}/readyz" 2>/dev/null)" = ok ] ;;
     kube-controller-manager) [ "$(curl -sk "https://127.0.0.1:${KCM_SECURE_PORT:?}/healthz" 2>/dev/null)" = ok ] ;;
-    kube-scheduler) [ "$(curl -s "http://127.0.0.1:${SCHED_HEALTHZ_PORT:?}/healthz" 2>/dev/null)" = ok ] ;;
+    kube-scheduler) kr_sched_healthy ;;
   esac
 }
 
+if [ "$action" = ensure ]; then
+  kr_pid_of "$c" "$c" >/dev/null && exit 0
+  kr_log "$c had exited by itself (see $KR_RUN/$c.log); starting it again"
+  action=start
+fi
+
 case $action in
   stop)
-    pid=$(kr_pid_of "$c" "$c") || kr_die "$c of $KR_RUN is not running"
+    if ! pid=$(kr_pid_of "$c" "$c"); then
+      # kube-scheduler exits by itself when it finds its cache corrupted (a pod bound elsewhere
+      # than it assumed): already stopped, as a static pod's kubelet would find it; started again from
+      # the command line kr_start_scheduler recorded
+      [ "$c" = kube-scheduler ] && [ -s "$argv" ] || kr_die "$c of $KR_RUN is not running"
+      kr_log "kube-scheduler had already exited by itself (see $KR_RUN/$c.log)"
+      exit 0
+    fi
     tr '\0' '\n' < "/proc/$pid/cmdline" > "$argv.tmp" && mv "$argv.tmp" "$argv"
     kill -9 "$pid" 2>/dev/null || true
     for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.025; done

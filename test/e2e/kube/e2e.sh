@@ -12,7 +12,7 @@
 #     current/go.mod pins, build-current.sh). `npm run test:e2e` runs the suite once on each (kube/versions.sh).
 # Usage: e2e.sh ensure|up|down|scheduler|env|stop <component>|start <component>
 #   up     like up.sh, prints `export KUBECONFIG=...` (so `eval "$(e2e.sh up)"` works)
-#   stop|start <component>  component.sh: one of etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+#   stop|start|ensure <component>  component.sh: one of etcd, kube-apiserver, kube-controller-manager, kube-scheduler
 #   env    prints the running cluster's cluster.env as exports (e.g. `eval "$(e2e.sh env)"; $KUBECTL get nodes`)
 # Overrides: FLOATIP_E2E_RUN_DIR, FLOATIP_E2E_{ETCD,ETCD_PEER,APISERVER,SCHED_SECURE,SCHED_HEALTHZ,KCM_SECURE,EXTENDER}_PORT,
 #   FLOATIP_E2E_{SCHED,KCM}_{QPS,BURST}, and FLOATIP_KUBE_HOME for the build cache.
@@ -52,7 +52,7 @@ case ${1:-} in
   down) exec "$HERE/down.sh" ;;
   up) "$HERE/up.sh"; record ;;   # stdout: up.sh's `export KUBECONFIG=...`
   scheduler) "$HERE/scheduler.sh"; record ;;
-  stop|start) exec "$HERE/component.sh" "$@" ;;
+  stop|start|ensure) exec "$HERE/component.sh" "$@" ;;
   env)
     if [ -f "$FLOATIP_KUBE_RUN/cluster.env" ]; then sed 's/^/export /' "$FLOATIP_KUBE_RUN/cluster.env"
     else echo "e2e.sh: no cluster is up in $FLOATIP_KUBE_RUN" >&2; exit 1; fi ;;
