@@ -10,7 +10,7 @@ import { writeKubeconfig } from '../../bench/cni-fixtures.js';
 import { cniEnv, stateDir } from '../cni/helpers.js';
 import { Lab, NODE_API_PORT, pings, runPlugin } from '../cni/netns.js';
 import { ensureDebianPackages } from '../cni/setup.js';
-import { clusterKubeConfig, loadCluster } from './cluster.js';
+import { clusterKubeConfig, kubeLine, loadCluster } from './cluster.js';
 import type { FakeKubelet } from './fake-kubelet.js';
 import { scenario, type FloatipProcess } from './floatip.js';
 import { GROUPS, onGroup } from './groups.js';
@@ -45,6 +45,18 @@ afterAll(async () => {
 async function nodeKubeconfig(): Promise<string> {
   const { KUBECTL, KUBECONFIG } = loadCluster();
   await promisify(execFile)(KUBECTL, ['--kubeconfig', KUBECONFIG, 'apply', '-f', 'manifests/cni-rbac.yaml']);
+  const { token, ca } = kubeLine() === 'current' ? await requestedToken() : await secretToken();
+  // the node's own loopback, forwarded to the cluster's kube-apiserver
+  return writeKubeconfig(
+    `https://127.0.0.1:${NODE_API_PORT}`,
+    { tokenFile: 'token' },
+    { 'certificate-authority': 'ca.crt' },
+    { token, 'ca.crt': ca },
+  );
+}
+
+/** v1.20: the token Secret the token controller writes for the ServiceAccount. */
+async function secretToken(): Promise<{ token: Buffer; ca: Buffer }> {
   const secret = await waitFor(
     'the floatip-cni ServiceAccount’s token',
     async () => {
@@ -54,16 +66,27 @@ async function nodeKubeconfig(): Promise<string> {
     },
     { timeoutMs: 30_000, intervalMs: 200 },
   );
-  // the node's own loopback, forwarded to the cluster's kube-apiserver
-  return writeKubeconfig(
-    `https://127.0.0.1:${NODE_API_PORT}`,
-    { tokenFile: 'token' },
-    { 'certificate-authority': 'ca.crt' },
-    {
-      token: Buffer.from(secret.data!.token!, 'base64'),
-      'ca.crt': Buffer.from(secret.data!['ca.crt']!, 'base64'),
-    },
-  );
+  return {
+    token: Buffer.from(secret.data!.token!, 'base64'),
+    ca: Buffer.from(secret.data!['ca.crt']!, 'base64'),
+  };
+}
+
+/** Since v1.24 no token Secret is made: a TokenRequest token, and the CA every namespace publishes. */
+async function requestedToken(): Promise<{ token: Buffer; ca: Buffer }> {
+  const { KUBECTL, KUBECONFIG } = loadCluster();
+  const { stdout } = await promisify(execFile)(KUBECTL, [
+    '--kubeconfig',
+    KUBECONFIG,
+    '-n',
+    'kube-system',
+    'create',
+    'token',
+    'floatip-cni',
+    '--duration=1h',
+  ]);
+  const root = await core.readNamespacedConfigMap({ name: 'kube-root-ca.crt', namespace: 'kube-system' });
+  return { token: Buffer.from(stdout.trim()), ca: Buffer.from(root.data!['ca.crt']!) };
 }
 
 scenario(
