@@ -16,6 +16,7 @@ import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue, putAsidePods } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
 import { Binder } from './extender/bind.js';
+import { DEFAULT_BIND_BUDGET_MS } from './extender/binding.js';
 import express from 'express';
 import { InFlight, extenderApp, healthRoutes } from './extender/http.js';
 import { LeaderForward } from './extender/leader-forward.js';
@@ -66,7 +67,12 @@ export interface FloatipOptions {
   readonly healthPort?: number;
   /** Published on the Lease: where followers reach this replica when it leads (default: its extender URL). */
   readonly advertiseAddress?: string;
-  /** How long a follower waits for a leader to decide a forwarded bind or preempt (default 8 s). */
+  /**
+   * How long a bind may take from its arrival to its binding's answer (default 4 s): below
+   * kube-scheduler's extender httpTimeout, so that no binding lands after the scheduler gave up.
+   */
+  readonly bindTimeoutMs?: number;
+  /** How long a follower waits for a leader to decide a forwarded bind or preempt (default: bindTimeoutMs). */
   readonly forwardDeadlineMs?: number;
   /** After SIGTERM, /readyz answers 503 this long while everything else still answers (default 0). */
   readonly shutdownDelayMs?: number;
@@ -279,7 +285,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         workloads,
         events,
         log,
-        { resource: options.resource },
+        {
+          resource: options.resource,
+          ...(options.bindTimeoutMs !== undefined ? { budgetMs: options.bindTimeoutMs } : {}),
+        },
         requeue,
       ),
     };
@@ -313,7 +322,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           },
           {
             ...(forwardTls ? { tls: forwardTls } : {}),
-            ...(options.forwardDeadlineMs !== undefined ? { deadlineMs: options.forwardDeadlineMs } : {}),
+            deadlineMs: options.forwardDeadlineMs ?? options.bindTimeoutMs ?? DEFAULT_BIND_BUDGET_MS,
           },
         )
       : undefined;

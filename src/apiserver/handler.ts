@@ -145,13 +145,16 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     url: URL,
   ): Promise<void> {
     const rt = resolveType(target);
-    // a create names its object in the body: read it first, so that a fault can match that name
+    // a create names its object in the body: read it first, so that a fault can match that name; a
+    // held create (a binding too) is then applied even if its caller stopped waiting, as it can be
+    // on kube-apiserver
     let createBody: unknown;
     let name_ = target.name;
-    if (target.verb === 'create' && target.subresource === undefined) {
-      createBody = await readObject(req, rt.plural);
+    if (target.verb === 'create') {
+      const sub = target.subresource;
+      createBody = await readObject(req, `${rt.plural}${sub ? '/' + sub : ''}`);
       const bodyName = (createBody as { metadata?: { name?: unknown } } | null)?.metadata?.name;
-      if (typeof bodyName === 'string') name_ = bodyName;
+      if (typeof bodyName === 'string' && sub === undefined) name_ = bodyName;
     }
     const fault = faults.take({
       verb: target.verb,

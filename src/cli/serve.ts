@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from './duration.js';
+import { DEFAULT_BIND_BUDGET_MS } from '../extender/binding.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, type EmbeddedApiServer } from '../apiserver/index.js';
 import { GALAXY_DEFAULTS, type GalaxyConfig, loadGalaxyConfigFile } from '../config/galaxy-config.js';
@@ -43,6 +44,7 @@ export interface ServeFlags {
   healthPort: number | undefined;
   advertiseAddress: string;
   shutdownDelay: number;
+  bindTimeout: number;
 }
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -240,6 +242,21 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
     .addOption(
       env(
         new Option(
+          '--bind-timeout <duration>',
+          'the most a bind may take, its binding write included; keep it below kube-scheduler’s extender httpTimeout (5s unless set)',
+        )
+          .default(DEFAULT_BIND_BUDGET_MS, '4s')
+          .argParser((text) => {
+            const ms = parseDuration(text);
+            if (ms < 500)
+              throw new InvalidArgumentError('must be at least 500ms (a binding needs time to answer)');
+            return ms;
+          }),
+      ),
+    )
+    .addOption(
+      env(
+        new Option(
           '--shutdown-delay <duration>',
           'after SIGTERM, answer /readyz 503 this long, still serving, before handing the Lease on',
         )
@@ -401,6 +418,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
       ...advertiseAddressOf(flags),
       ...(flags.healthPort !== undefined ? { healthPort: flags.healthPort } : {}),
       shutdownDelayMs: flags.shutdownDelay,
+      bindTimeoutMs: flags.bindTimeout,
       ...(flags.leaderElect
         ? {
             leaderElection: {

@@ -19,7 +19,6 @@ import {
   sharesAppAddresses,
 } from '../ipam/index.js';
 import type { ClusterWorld } from '../kube/cluster-world.js';
-import { KubeApiError } from '../kube/custom-resources.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Logger } from '../log.js';
 import {
@@ -33,18 +32,15 @@ import {
 } from '../pods/pod-facts.js';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
+import {
+  BINDING_MIN_MS,
+  BindError,
+  BindingOutcomeUnknown,
+  DEFAULT_BIND_BUDGET_MS,
+  PodBinding,
+} from './binding.js';
 import type { NodeFacts } from './node-subnets.js';
 import { type AppSource, type RefusalListener, errorText } from './pod-placement.js';
-
-/** A bind refused or failed for a reason of the extender's own, with what the caller should do. */
-export class BindError extends Error {
-  constructor(
-    message: string,
-    readonly kind: ErrorKind,
-  ) {
-    super(message);
-  }
-}
 
 /** The Event on the pod for a bind that did not happen, by the error's kind: its one mapping. */
 const EVENT_REASON_OF_KIND: Readonly<Record<ErrorKind, string>> = {
@@ -58,10 +54,6 @@ const EVENT_REASON_OF_KIND: Readonly<Record<ErrorKind, string>> = {
 /** How many binds are remembered, to refuse binding a pod again before the pod cache shows it bound. */
 const RECENT_BINDS = 10_000;
 
-/** galaxy retries the binding for up to 3 s every 500 ms. */
-const BINDING_RETRY_MS = 500;
-const BINDING_DEADLINE_MS = 3000;
-
 /** The store's writes bind makes (the FloatingIPStore; a fake in unit tests). */
 export type BindStore = Pick<
   FloatingIPStore,
@@ -74,6 +66,8 @@ type Undo = () => Promise<unknown>;
 export interface BinderOptions {
   /** The extended resource that marks pods wanting a floating IP. */
   readonly resource: string;
+  /** How long a bind may take from its arrival (DEFAULT_BIND_BUDGET_MS unless set). */
+  readonly budgetMs?: number;
   /** Milliseconds since the epoch; injected so that tests control time. */
   readonly clock?: () => number;
 }
@@ -81,6 +75,7 @@ export interface BinderOptions {
 export class Binder {
   private readonly recentBinds = new Map<string, { uid: string; node: string }>();
   private readonly clock: () => number;
+  private readonly binding: PodBinding;
 
   constructor(
     private readonly store: BindStore,
@@ -94,14 +89,27 @@ export class Binder {
     private readonly refusals?: RefusalListener,
   ) {
     this.clock = options.clock ?? Date.now;
+    this.binding = new PodBinding(world, log, this.clock);
   }
 
   private get allocator() {
     return this.store.allocator;
   }
 
-  /** Allocates (or reuses) the pod's addresses, records them, and binds the pod. Returns "" or the error. */
-  async bind(namespace: string, name: string, uid: string, nodeName: string): Promise<string> {
+  /**
+   * Allocates (or reuses) the pod's addresses, records them, and binds the pod. Returns "" or the
+   * error. `budgetMs` (at most the configured budget) is what the caller has left of its own: a
+   * forwarding replica passes on what remains of the scheduler's wait.
+   */
+  async bind(
+    namespace: string,
+    name: string,
+    uid: string,
+    nodeName: string,
+    budgetMs?: number,
+  ): Promise<string> {
+    const own = this.options.budgetMs ?? DEFAULT_BIND_BUDGET_MS;
+    const deadline = this.clock() + Math.min(own, budgetMs ?? own);
     let podUid = uid;
     try {
       const pod = await this.world.pods.find(namespace, name, uid || undefined);
@@ -122,7 +130,16 @@ export class Binder {
             'conflict',
           );
         }
-        return this.bindLocked(pod, podUid, nodeName);
+        // a bind that waited its time out (behind another of the pod, or on its way here from a
+        // follower) would write after the scheduler stopped waiting for it
+        const left = deadline - this.clock();
+        if (left < BINDING_MIN_MS) {
+          throw new BindError(
+            `bind of ${namespacedName(pod)} to ${nodeName} not started: its time ran out (${Math.max(0, left)} ms left of at most ${own} ms); the scheduler retries it`,
+            'transient',
+          );
+        }
+        return this.bindLocked(pod, podUid, nodeName, deadline);
       });
       this.remember(namespace, name, podUid, nodeName);
       this.refusals?.bound(namespace, name);
@@ -174,7 +191,7 @@ export class Binder {
     this.events.record(podObject(pod), 'Warning', 'UnknownReleasePolicy', message);
   }
 
-  private async bindLocked(pod: V1Pod, uid: string, nodeName: string): Promise<void> {
+  private async bindLocked(pod: V1Pod, uid: string, nodeName: string, deadline: number): Promise<void> {
     const key = keyOfPod(pod);
     const args = cniArgsOfPod(pod);
     const attrs: Attrs = { policy: policyOfPod(pod), nodeName, podUid: uid };
@@ -187,12 +204,13 @@ export class Binder {
       const addresses = await this.assign(key, args, facts.subnet, attrs, undo);
       const ipinfos = addresses.map((a) => this.ipInfoOf(a));
       const annotation = formatCniArgs({ groups: args.groups, ipinfos });
-      await this.bindWithRetry(pod, key, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation });
+      await this.binding.bind(pod, key, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation }, deadline);
       this.log.info(
         { pod: namespacedName(pod), key: key.text, node: nodeName, ip: addresses.map((a) => a.ip) },
         'pod bound',
       );
     } catch (err) {
+      if (err instanceof BindingOutcomeUnknown) throw err;
       // nothing half-written: every address goes back where it was
       for (const step of undo.reverse()) {
         await step().catch((undoErr: unknown) =>
@@ -305,30 +323,6 @@ export class Binder {
     const network = this.allocator.networkOf(a.ip);
     if (!network) throw new BindError(`${a.ip} is outside every configured range`, 'conflict');
     return { ip: `${a.ip}/${network.prefix}`, vlan: network.vlan, gateway: network.gateway };
-  }
-
-  /** galaxy retries the binding for up to 3 s every 500 ms, but not when the pod is gone. */
-  private async bindWithRetry(
-    pod: V1Pod,
-    key: AllocationKey,
-    uid: string,
-    nodeName: string,
-    annotations: Record<string, string>,
-  ): Promise<void> {
-    const namespace = pod.metadata?.namespace ?? 'default';
-    const name = pod.metadata?.name ?? '';
-    const deadline = this.clock() + BINDING_DEADLINE_MS;
-    for (;;) {
-      try {
-        await this.world.bind(namespace, name, uid, nodeName, annotations);
-        return;
-      } catch (err) {
-        const gone = err instanceof KubeApiError && (err.status === 404 || err.status === 409);
-        if (gone || this.clock() + BINDING_RETRY_MS > deadline)
-          throw new BindError(`update pod ${key.text}: ${errorText(err)}`, kindOf(err) ?? 'transient');
-        await new Promise((r) => setTimeout(r, BINDING_RETRY_MS));
-      }
-    }
   }
 }
 

@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Binder } from './bind.js';
 import {
   type AskedVerb,
+  BUDGET_HEADER,
   type DecidedVerb,
   FORWARDED_BY_HEADER,
   type ForwardedAnswer,
@@ -206,6 +207,11 @@ export function extenderApp(
     options.onServe?.();
     next();
   };
+  // what a forwarding replica says is left of the scheduler's wait; the binder caps it by its own
+  const budgetOf = (req: Request) => {
+    const value = req.headers[BUDGET_HEADER];
+    return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
+  };
   const forwardedByOf = (req: Request) => {
     const by = req.headers[FORWARDED_BY_HEADER];
     return typeof by === 'string' ? by : undefined;
@@ -261,7 +267,7 @@ export function extenderApp(
   app.post('/v1/bind', decided('bind'), async (req, res) => {
     const start = process.hrtime.bigint();
     const args = decodeBindingArgs(req.body);
-    const error = await extender.bind(args.podNamespace, args.podName, args.podUID, args.node);
+    const error = await extender.bind(args.podNamespace, args.podName, args.podUID, args.node, budgetOf(req));
     observe('bind', start, error);
     json(res, encodeBindingResult(error));
   });

@@ -7,6 +7,7 @@
 // guarantee that no two replicas decide one address.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { DEFAULT_BIND_BUDGET_MS } from './binding.js';
 
 /** What this module needs to know about the election. */
 export interface LeaderView {
@@ -48,11 +49,17 @@ export type AskedVerb = 'filter';
 
 /** Set on a forwarded call (to the forwarding replica's identity): the receiver never forwards it again. */
 export const FORWARDED_BY_HEADER = 'floatip-forwarded-by';
+/**
+ * Set on a forwarded call: the milliseconds left of the scheduler's wait, so that the leader's bind
+ * never writes after the scheduler stopped waiting for it.
+ */
+export const BUDGET_HEADER = 'floatip-budget-ms';
 /** Set on a refusal by a replica that does not lead: the caller may retry elsewhere. */
 export const NOT_LEADER_HEADER = 'floatip-not-leader';
 
-const DEFAULT_DEADLINE_MS = 8_000;
 const DEFAULT_RETRY_MS = 200;
+/** What a forwarded call's budget keeps back for the way back to this replica. */
+const BUDGET_MARGIN_MS = 200;
 
 const errorBody = (message: string): Buffer => Buffer.from(JSON.stringify({ Error: message }));
 
@@ -71,7 +78,7 @@ export class LeaderForward {
     private readonly view: LeaderView,
     private readonly options: LeaderForwardOptions = {},
   ) {
-    this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    this.deadlineMs = options.deadlineMs ?? DEFAULT_BIND_BUDGET_MS;
     this.retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
     const tls = options.tls;
     this.agents = {
@@ -184,6 +191,8 @@ export class LeaderForward {
             'content-type': 'application/json',
             'content-length': body.length,
             [FORWARDED_BY_HEADER]: this.view.identity,
+            // a little less than this replica waits, so that the leader's answer still finds it waiting
+            [BUDGET_HEADER]: String(Math.max(0, Math.floor(timeoutMs - BUDGET_MARGIN_MS))),
           },
           timeout: Math.max(1, timeoutMs),
         },

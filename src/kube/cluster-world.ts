@@ -5,6 +5,8 @@ import {
   CoreV1Api,
   type KubeConfig,
   PatchStrategy,
+  type ConfigurationOptions,
+  Observable,
   setHeaderOptions,
   type V1Node,
   type V1Pod,
@@ -12,6 +14,23 @@ import {
 import { kubeError } from './custom-resources.js';
 import { ClusterPods, type PodLookup } from './pod-lookup.js';
 import type { Reflector } from './reflector.js';
+
+/** Per-call options that abort the call after `ms` (its middleware runs after the shared 30 s bound is set). */
+function abortAfter(ms: number): ConfigurationOptions {
+  const signal = AbortSignal.timeout(Math.max(1, Math.floor(ms)));
+  return {
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(signal);
+          return new Observable(Promise.resolve(context));
+        },
+        post: (response) => new Observable(Promise.resolve(response)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}
 
 export class ClusterWorld {
   readonly pods: PodLookup;
@@ -45,26 +64,33 @@ export class ClusterWorld {
     }
   }
 
-  /** POSTs the pod's binding to `node`, with these annotations (only for incarnation `uid`, if given). */
+  /**
+   * POSTs the pod's binding to `node`, with these annotations (only for incarnation `uid`, if given),
+   * given up after `timeoutMs` (a KubeApiError of status 0, as for any call whose answer never came).
+   */
   async bind(
     namespace: string,
     name: string,
     uid: string,
     node: string,
     annotations: Record<string, string>,
+    timeoutMs?: number,
   ): Promise<void> {
     this.guard();
     try {
-      await this.core.createNamespacedPodBinding({
-        namespace,
-        name,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Binding',
-          metadata: { name, namespace, ...(uid ? { uid } : {}), annotations },
-          target: { apiVersion: 'v1', kind: 'Node', name: node },
+      await this.core.createNamespacedPodBinding(
+        {
+          namespace,
+          name,
+          body: {
+            apiVersion: 'v1',
+            kind: 'Binding',
+            metadata: { name, namespace, ...(uid ? { uid } : {}), annotations },
+            target: { apiVersion: 'v1', kind: 'Node', name: node },
+          },
         },
-      });
+        timeoutMs === undefined ? undefined : abortAfter(timeoutMs),
+      );
     } catch (err) {
       throw kubeError(err, `bind pod ${namespace}/${name} to ${node}`);
     }

@@ -39,5 +39,6 @@ scenario(
     writeFileSync(join(runDir(), 'soak-figures.json'), JSON.stringify({ started, figures }, null, 2));
     expect(figures.problems).toEqual([]);
     expect(Object.values(figures.invariants)).toEqual([...INVARIANTS, 'stuck'].map(() => 0));
+    expect(figures.schedulerCacheCorruptions).toBe(0);
   },
 );

@@ -11,6 +11,7 @@ import {
   Replicas,
   type FaultKind,
   type FaultRecord,
+  schedulerCacheCorruptions,
 } from './churn-faults.js';
 import { catalogue, CHURN_POOL, CHURN_POOL_SIZE, WorkloadDriver, type Workload } from './churn-workloads.js';
 import { clusterKubeConfig } from './cluster.js';
@@ -61,6 +62,8 @@ export interface ChurnFigures {
   /** Silent watches floatip gave up on after a blackhole, and the longest it took (from its start). */
   silentWatches: { noticed: number; maxMs: number };
   floatipRestarts: number;
+  /** kube-scheduler exits for a corrupted cache (a binding that landed after it gave up). */
+  schedulerCacheCorruptions: number;
 }
 
 /** A small seeded generator (mulberry32), so a run can be repeated. */
@@ -161,6 +164,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
   let failed = 0;
   let lastFailure = '';
   const started = Date.now();
+  const corruptionsBefore = schedulerCacheCorruptions();
   let faultsOver = false;
   const done = () =>
     faultsOver || operations >= plan.operations || Date.now() - started >= plan.maxDurationMs;
@@ -256,6 +260,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
     ],
     silentWatches: silent,
     floatipRestarts: replicas.restarts,
+    schedulerCacheCorruptions: Math.max(0, schedulerCacheCorruptions() - corruptionsBefore),
   };
 }
 
@@ -316,7 +321,7 @@ export function describeFigures(f: ChurnFigures): string {
   const inv = [...INVARIANTS, 'stuck' as const].map((k) => `${k} ${f.invariants[k]}`).join(', ');
   return [
     `operations ${f.operations} in ${(f.runMs / 1000).toFixed(0)} s (${ops}); failed while faulted ${f.failedOperations}`,
-    `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}`,
+    `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}; kube-scheduler exits for a corrupted cache ${f.schedulerCacheCorruptions}`,
     `pods ${f.pods}`,
     `invariants: ${inv}`,
     `silent watches given up on after blackholes: ${f.silentWatches.noticed}, at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,

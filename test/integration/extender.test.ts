@@ -415,6 +415,30 @@ describe('E5-3 bind', () => {
     expect(await world.addressesOf('bare-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
   });
 
+  test('E5-3h a binding stalled past the bind’s budget: answered in time, the pod keeps its addresses, and they agree when it lands', async () => {
+    const pod = await world.pod({ name: 'slow-0' });
+    // the API server holds the binding, then applies it: its answer comes after the scheduler stopped waiting
+    world.server.faults.delayNext({ verb: 'create', resource: 'pods/binding', name: 'slow-0' }, 5000);
+    const started = Date.now();
+    expect(await world.bind(pod, 'a2')).toMatch(
+      /^update pod NULL_ns1_NULL_slow-0: the binding to a2 was not answered .*; its addresses stay held for it$/,
+    );
+    // within the default bind budget (4 s), below kube-scheduler's default httpTimeout (5 s)
+    expect(Date.now() - started).toBeLessThan(4500);
+    expect(world.floatip.allocator.byKey('NULL_ns1_NULL_slow-0').map((a) => a.ip)).toEqual([
+      '10.0.100.10',
+      'fd00:100::10',
+    ]);
+    await eventually(
+      'the late binding to land',
+      async () => (await world.readPod('slow-0')).spec?.nodeName === 'a2',
+    );
+    expect(await world.addressesOf('slow-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
+    // no other pod is given them meanwhile
+    expect(await world.bind(await world.pod({ name: 'next-0' }), 'a2')).toBe('');
+    expect(await world.addressesOf('next-0')).toEqual(['10.0.100.11', 'fd00:100::11']);
+  });
+
   test('E5-3f a pod that does not want the resource is refused in galaxy’s words', async () => {
     const pod = await world.pod({ name: 'plain', wants: false });
     expect(await world.bind(pod, 'a1')).toBe("pod which doesn't want floatingip have been sent to plugin");

@@ -103,6 +103,19 @@ test('E8-1b a forwarded bind that reaches a replica that does not lead is refuse
   expect(await placed('p1')).toEqual({ node: undefined, ip: undefined });
 });
 
+test('E8-1c a forwarded bind with its budget spent is refused by the leader before anything is written', async () => {
+  const [leader] = await leaderAndFollower();
+  const p = await pod('p1');
+  const answer = await bind(leader, 'p1', p.metadata!.uid!, {
+    'floatip-forwarded-by': 'r9',
+    'floatip-budget-ms': '100',
+  });
+  expect(answer.status).toBe(200);
+  expect(answer.error).toMatch(/^bind of ns1\/p1 to a1 not started: its time ran out \(\d+ ms left of at most 4000 ms\)/);
+  expect(await placed('p1')).toEqual({ node: undefined, ip: undefined });
+  expect(leader.allocator.size).toBe(0);
+});
+
 test('E8-2 the leader dies without releasing the lease: the other takes over within a lease duration, same state', async () => {
   const [leader, follower] = await leaderAndFollower();
   const p1 = await pod('p1');

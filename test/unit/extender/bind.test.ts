@@ -28,8 +28,12 @@ function setup(replicas = 1) {
   const store = memoryStore(allocator);
   const nodes = new NodeFacts(allocator);
   const world = cluster([node('a1', '10.0.1.11')]);
-  const bindings: { pod: string; node: string; annotations: Record<string, string> }[] = [];
+  const bindings: { pod: string; node: string; annotations: Record<string, string>; timeoutMs?: number }[] =
+    [];
   let bindFails: Error | undefined;
+  // the binding's answer as the API server gives it, one per attempt, after the default (bindFails)
+  const answers: ((target: string) => Error | undefined)[] = [];
+  const time = { now: 0 };
   const events = recordedEvents();
   const binder = new Binder(
     store,
@@ -37,9 +41,11 @@ function setup(replicas = 1) {
     {
       ...world,
       fetchNode: (name: string) => Promise.resolve(world.node(name)),
-      bind: (namespace, name, _uid, target, annotations) => {
-        if (bindFails) return Promise.reject(bindFails);
-        bindings.push({ pod: `${namespace}/${name}`, node: target, annotations });
+      bind: (namespace, name, _uid, target, annotations, timeoutMs) => {
+        const answer = answers.shift();
+        const failure = answer ? answer(target) : bindFails;
+        if (failure) return Promise.reject(failure);
+        bindings.push({ pod: `${namespace}/${name}`, node: target, annotations, timeoutMs });
         return Promise.resolve();
       },
     },
@@ -47,11 +53,21 @@ function setup(replicas = 1) {
     { appFacts: () => ({ deployment: { replicas, rolling: false, maxSurge: 0 } }), isScalable: () => false },
     events,
     silentLogger(),
-    { resource: DEFAULT_RESOURCE, clock: () => 0 },
+    { resource: DEFAULT_RESOURCE, clock: () => time.now },
   );
   const add = (p: ReturnType<typeof pod>) =>
     world.podMap.set(`${p.metadata!.namespace}/${p.metadata!.name}`, p);
-  return { allocator, store, binder, bindings, events, add, failBinding: (e: Error) => (bindFails = e) };
+  return {
+    allocator,
+    store,
+    binder,
+    bindings,
+    events,
+    add,
+    time,
+    answers,
+    failBinding: (e: Error) => (bindFails = e),
+  };
 }
 
 test('a new pod gets one address per family, written first, then bound with galaxy’s annotation', async () => {
@@ -67,6 +83,8 @@ test('a new pod gets one address per family, written first, then bound with gala
         [CNI_ARGS_ANNOTATION]:
           '{"common":{"ipinfos":[{"ip":"10.0.100.10/24","vlan":3,"gateway":"10.0.100.1"},{"ip":"fd00::10/64","vlan":0,"gateway":"fd00::1"}]}}',
       },
+      // galaxy's 3 s of retries, inside the bind's 4 s
+      timeoutMs: 3000,
     },
   ]);
 });
@@ -96,6 +114,70 @@ test('a failed binding undoes every write, and the Event says it failed', async 
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1', 'release fd00::10', 'release 10.0.100.10']);
   expect(allocator.size).toBe(0);
   expect(events.events.map((e) => e.reason)).toEqual(['FloatingIPBindFailed']);
+});
+
+const unanswered = () => new KubeApiError(0, '', 'bind pod ns1/p1 to a1: This operation was aborted');
+
+test('a binding whose answer never came but which landed is a bind: nothing is undone', async () => {
+  const { binder, store, allocator, add, answers, time } = setup();
+  add(pod('p1'));
+  answers.push(
+    (target) => {
+      // the API server bound it; its answer was lost (timeout, connection reset, a restart)
+      add(pod('p1', { nodeName: target }));
+      time.now += 500;
+      return unanswered();
+    },
+    () => new KubeApiError(409, 'Conflict', 'pod p1 is already assigned to node "a1"'),
+  );
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+  expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => a.ip)).toEqual(['10.0.100.10', 'fd00::10']);
+});
+
+test('a binding never answered, the pod still unbound: it may land yet, so the pod keeps its addresses', async () => {
+  const { binder, store, allocator, add, answers, time } = setup();
+  add(pod('p1'));
+  // three attempts fit galaxy's 3 s of retries
+  for (let i = 0; i < 3; i++) {
+    answers.push(() => {
+      time.now += 1000;
+      return unanswered();
+    });
+  }
+  const error = await binder.bind('ns1', 'p1', 'uid-p1', 'a1');
+  expect(error).toMatch(
+    /^update pod NULL_ns1_NULL_p1: the binding to a1 was not answered .*its addresses stay held for it$/,
+  );
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+  expect(allocator.byKey('NULL_ns1_NULL_p1')).toHaveLength(2);
+  // the scheduler's next try reuses them
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+});
+
+test('a binding never answered while the pod was deleted: undone, nothing kept for a pod that is gone', async () => {
+  const { binder, store, allocator, add, answers } = setup();
+  add(pod('p1'));
+  answers.push(unanswered, () => new KubeApiError(404, 'NotFound', 'pods "p1" not found'));
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
+    'update pod NULL_ns1_NULL_p1: pods "p1" not found',
+  );
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1', 'release fd00::10', 'release 10.0.100.10']);
+  expect(allocator.size).toBe(0);
+});
+
+test('no binding outlives the bind’s budget: the call is bounded by what is left, a spent budget writes nothing', async () => {
+  const { binder, store, bindings, add } = setup();
+  add(pod('p1'));
+  add(pod('p2'));
+  // what a forwarding replica says is left of the scheduler's wait
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1', 1200)).toBe('');
+  expect(bindings.map((b) => b.timeoutMs)).toEqual([1200]);
+  expect(await binder.bind('ns1', 'p2', 'uid-p2', 'a1', 100)).toMatch(
+    /^bind of ns1\/p2 to a1 not started: its time ran out \(\d+ ms left of at most 4000 ms\)/,
+  );
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
 });
 
 test('a pod already bound is refused before anything is written, also right after this replica bound it', async () => {
