@@ -111,7 +111,9 @@ test('E8-1c a forwarded bind with its budget spent is refused by the leader befo
     'floatip-budget-ms': '100',
   });
   expect(answer.status).toBe(200);
-  expect(answer.error).toMatch(/^bind of ns1\/p1 to a1 not started: its time ran out \(\d+ ms left of at most 4000 ms\)/);
+  expect(answer.error).toMatch(
+    /^bind of ns1\/p1 to a1 not started: its time ran out \(\d+ ms left of at most 4000 ms\)/,
+  );
   expect(await placed('p1')).toEqual({ node: undefined, ip: undefined });
   expect(leader.allocator.size).toBe(0);
 });
