@@ -17,8 +17,7 @@ import { Requeue, putAsidePods } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
 import { Binder } from './extender/bind.js';
 import { DEFAULT_BIND_BUDGET_MS } from './extender/binding.js';
-import express from 'express';
-import { InFlight, extenderApp, healthRoutes } from './extender/http.js';
+import { InFlight, extenderApp, healthHandler } from './extender/http.js';
 import { LeaderForward } from './extender/leader-forward.js';
 import { NodeFacts } from './extender/node-subnets.js';
 import { NotedRefusals } from './extender/pod-placement.js';
@@ -381,12 +380,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       'scheduler extender listening',
     );
     if (options.healthPort !== undefined) {
-      const health = express();
-      health.disable('x-powered-by');
-      healthRoutes(health, () => notServingBecause() ?? notReadyBecause());
       const healthServer = await listen(
         'the health port (--health-port)',
-        health,
+        healthHandler(() => notServingBecause() ?? notReadyBecause()),
         options.bind,
         options.healthPort,
       );

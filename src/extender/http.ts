@@ -3,7 +3,11 @@
 // the leader: leader-forward.ts). Each handler decodes its message with the
 // one decoder for it; a body that is not JSON or not the right shape is a 400 with the reason, never
 // a crash and never a 500 for the caller's mistake.
-import express, { type NextFunction, type Request, type Response } from 'express';
+// On node's http directly, not express: a handful of fixed paths on the scheduler's hot path, where
+// express's router and response helpers were per-call work for nothing (bench:e2e's profile). Paths
+// are matched as express matched them, so nothing a caller sees changed: case-insensitively, one
+// trailing slash allowed, the query ignored.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { kindOf } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -62,7 +66,7 @@ export interface ExtenderHttpOptions {
 }
 
 /** Sends another replica's answer on as it came. */
-function relay(res: Response, answer: ForwardedAnswer): void {
+function relay(res: ServerResponse, answer: ForwardedAnswer): void {
   res.writeHead(answer.status, {
     ...answer.headers,
     'Content-Type': JSON_TYPE,
@@ -89,30 +93,10 @@ export class InFlight {
   }
 }
 
-/**
- * Liveness (/healthz, galaxy's /healthy) and readiness (/readyz: 503 with the reason, else 200), on
- * the extender port and on the plain health port that kubelet probes when the extender port wants a
- * client certificate.
- */
-export function healthRoutes(app: express.Express, notReadyBecause: () => string | undefined): void {
-  app.get(['/healthy', '/healthz'], (_req, res) => {
-    res.type('text/plain').send('ok');
-  });
-  // a Service in front of the replicas sends kube-scheduler to every replica that is ready
-  app.get('/readyz', (_req, res) => {
-    const why = notReadyBecause();
-    res
-      .status(why === undefined ? 200 : 503)
-      .type('text/plain')
-      .send(why === undefined ? 'ok' : `not ready: ${why}`);
-  });
-}
-
 type Verb = 'filter' | 'prioritize' | 'bind' | 'preempt';
 
-const VERB_PATHS = ['/v1/filter', '/v1/prioritize', '/v1/priority', '/v1/bind', '/v1/preempt'];
-
 const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** A request the caller got wrong: answered with this status and message. */
 class BadRequest extends Error {
@@ -124,45 +108,95 @@ class BadRequest extends Error {
   }
 }
 
-/** The bytes of each request's body, for answers that echo parts of it. */
-const rawBodies = new WeakMap<Request, Buffer>();
+/** The path as express routed it: without the query, one trailing slash dropped, lower case. */
+function routeOf(url: string | undefined): string {
+  const raw = url ?? '/';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  return (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
+}
+
+/** The path for a 404's message, as the caller sent it (without the query). */
+const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0]!;
+
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+const sendError = (res: ServerResponse, status: number, message: string) =>
+  send(res, status, JSON_TYPE, JSON.stringify({ Error: message }));
 
 /**
- * Reads a POST body as JSON into req.body. Not body-parser: on the scheduler's hot path every call
- * paid for its content-type negotiation and charset decoding stream (3 % of floatip's CPU per
- * scheduled pod, profiled in bench:e2e); the scheduler always sends UTF-8 JSON.
+ * A POST body, whole. Not body-parser: on the scheduler's hot path every call paid for its
+ * content-type negotiation and charset decoding stream; the scheduler always sends UTF-8 JSON.
  */
-function jsonBody(limit: number) {
-  return (req: Request, _res: Response, next: NextFunction) => {
-    if (req.method !== 'POST') return next();
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
-    if (declared > limit) return next(new BadRequest(413, `the request body is over ${limit} bytes`));
+    if (declared > limit) {
+      req.resume();
+      return reject(new BadRequest(413, `the request body is over ${limit} bytes`));
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
-        if (!failed) next(new BadRequest(413, `the request body is over ${limit} bytes`));
+        if (!failed) reject(new BadRequest(413, `the request body is over ${limit} bytes`));
         failed = true;
         chunks.length = 0;
       } else if (!failed) chunks.push(chunk);
     });
     req.on('error', (err) => {
-      if (!failed) next(new BadRequest(400, `bad request: ${err.message}`));
+      if (!failed) reject(new BadRequest(400, `bad request: ${err.message}`));
       failed = true;
     });
     req.on('end', () => {
-      if (failed) return;
-      const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      rawBodies.set(req, raw);
-      try {
-        req.body = JSON.parse(raw.toString('utf8')) as unknown;
-      } catch (err) {
-        return next(new BadRequest(400, `bad request: ${(err as Error).message}`));
-      }
-      next();
+      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
+  });
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch (err) {
+    throw new BadRequest(400, `bad request: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Liveness (/healthz, galaxy's /healthy) and readiness (/readyz: 503 with the reason, else 200), on
+ * the extender port and on the plain health port that kubelet probes when the extender port wants a
+ * client certificate. true when it answered.
+ */
+function answerHealth(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string,
+  notReadyBecause: () => string | undefined,
+): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  if (route === '/healthy' || route === '/healthz') {
+    send(res, 200, TEXT_TYPE, 'ok');
+    return true;
+  }
+  // a Service in front of the replicas sends kube-scheduler to every replica that is ready
+  if (route === '/readyz') {
+    const why = notReadyBecause();
+    send(res, why === undefined ? 200 : 503, TEXT_TYPE, why === undefined ? 'ok' : `not ready: ${why}`);
+    return true;
+  }
+  return false;
+}
+
+/** The health port's whole server: the health checks, and 404 for anything else. */
+export function healthHandler(notReadyBecause: () => string | undefined): RequestListener {
+  return (req, res) => {
+    if (answerHealth(req, res, routeOf(req.url), notReadyBecause)) return;
+    sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
   };
 }
 
@@ -170,57 +204,32 @@ function jsonBody(limit: number) {
 export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'preempt'> &
   Pick<Binder, 'bind'>;
 
+/** One verb's answer, from the request's parsed body and its bytes. */
+type VerbHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  raw: Buffer,
+) => Promise<void> | void;
+
 export function extenderApp(
   extender: ExtenderVerbs,
   log: Logger,
   options: ExtenderHttpOptions = {},
   inFlight = new InFlight(),
-) {
-  const app = express();
-  app.disable('x-powered-by');
-  // an ETag hashes every answer: megabytes per full-Node filter, for a client that never caches
-  app.set('etag', false);
+): RequestListener {
+  const limit = options.bodyLimitBytes ?? 256 * 2 ** 20;
   const notServing = () => options.notServingBecause?.();
-  healthRoutes(app, () => notServing() ?? options.notReadyBecause?.());
-  app.use((req, res, next) => {
-    if (req.method !== 'POST') return next();
-    inFlight.enter();
-    res.on('close', () => inFlight.leave());
-    next();
-  });
-  // only the verbs read a body: a POST anywhere else is a 404, not a JSON error
-  app.use(VERB_PATHS, jsonBody(options.bodyLimitBytes ?? 256 * 2 ** 20));
-
-  const json = (res: Response, body: string | Buffer) => {
-    res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
-  };
-  const answering = (_req: Request, res: Response, next: NextFunction) => {
-    const why = notServing();
-    if (why !== undefined) {
-      res
-        .status(503)
-        .type('application/json')
-        .send(JSON.stringify({ Error: `not serving: ${why}` }));
-      return;
-    }
-    options.onServe?.();
-    next();
-  };
-  // what a forwarding replica says is left of the scheduler's wait; the binder caps it by its own
-  const budgetOf = (req: Request) => {
-    const value = req.headers[BUDGET_HEADER];
-    return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
-  };
-  const forwardedByOf = (req: Request) => {
+  const notReady = () => notServing() ?? options.notReadyBecause?.();
+  const json = (res: ServerResponse, body: string | Buffer) => send(res, 200, JSON_TYPE, body);
+  const forwardedByOf = (req: IncomingMessage) => {
     const by = req.headers[FORWARDED_BY_HEADER];
     return typeof by === 'string' ? by : undefined;
   };
-  // bind and preempt: decided by the leader; relayed there unless this replica is it
-  const decided = (verb: DecidedVerb) => async (req: Request, res: Response, next: NextFunction) => {
-    const answer = await options.route?.(verb, rawBodies.get(req)!, forwardedByOf(req));
-    if (answer === undefined) return answering(req, res, next);
-    relay(res, answer);
+  // what a forwarding replica says is left of the scheduler's wait; the binder caps it by its own
+  const budgetOf = (req: IncomingMessage) => {
+    const value = req.headers[BUDGET_HEADER];
+    return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
   };
   const observe = (verb: Verb, start: bigint, failure: string | undefined) =>
     options.metrics?.observeExtender(
@@ -231,10 +240,9 @@ export function extenderApp(
 
   // names-only answers are shared between pods (NodeFacts.listOf), and so are their bytes
   const encoded = new WeakMap<FilterResult, Buffer>();
-  app.post('/v1/filter', answering, async (req, res) => {
+  const filter: VerbHandler = async (req, res, body, raw) => {
     const start = process.hrtime.bigint();
-    const raw = rawBodies.get(req)!;
-    const args = decodeExtenderArgs(req.body, raw);
+    const args = decodeExtenderArgs(body, raw);
     options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
     observe('filter', start, result.error);
@@ -254,59 +262,86 @@ export function extenderApp(
       if (result.nodeNames) encoded.set(result, bytes);
     }
     json(res, bytes);
-  });
-  const prioritize = (req: Request, res: Response) => {
+  };
+  const prioritize: VerbHandler = (_req, res, body) => {
     const start = process.hrtime.bigint();
-    const args = decodeExtenderArgs(req.body);
+    const args = decodeExtenderArgs(body);
     const result = extender.prioritize(args.pod, args.nodes, args.nodeNames);
     observe('prioritize', start, undefined);
     json(res, encodePriorities(result));
   };
-  app.post('/v1/prioritize', answering, prioritize);
-  app.post('/v1/priority', answering, prioritize);
-  app.post('/v1/bind', decided('bind'), async (req, res) => {
+  const bind: VerbHandler = async (req, res, body) => {
     const start = process.hrtime.bigint();
-    const args = decodeBindingArgs(req.body);
+    const args = decodeBindingArgs(body);
     const error = await extender.bind(args.podNamespace, args.podName, args.podUID, args.node, budgetOf(req));
     observe('bind', start, error);
     json(res, encodeBindingResult(error));
-  });
-  app.post('/v1/preempt', decided('preempt'), (req, res) => {
+  };
+  const preempt: VerbHandler = (_req, res, body) => {
     const start = process.hrtime.bigint();
-    const args = decodePreemptionArgs(req.body);
+    const args = decodePreemptionArgs(body);
     const result = extender.preempt(args.pod, args.victims);
     observe('preempt', start, undefined);
     json(res, encodePreemptionResult(result));
-  });
+  };
+  // bind and preempt: decided by the leader; relayed there unless this replica is it
+  const decided =
+    (verb: DecidedVerb, handler: VerbHandler): VerbHandler =>
+    async (req, res, body, raw) => {
+      const answer = await options.route?.(verb, raw, forwardedByOf(req));
+      if (answer === undefined) return handler(req, res, body, raw);
+      relay(res, answer);
+    };
+  // a replica without a configuration in force answers 503 with the reason (after forwarding what
+  // the leader decides)
+  const serving =
+    (handler: VerbHandler): VerbHandler =>
+    (req, res, body, raw) => {
+      const why = notServing();
+      if (why !== undefined) return sendError(res, 503, `not serving: ${why}`);
+      options.onServe?.();
+      return handler(req, res, body, raw);
+    };
+  const verbs = new Map<string, VerbHandler>([
+    ['/v1/filter', serving(filter)],
+    ['/v1/prioritize', serving(prioritize)],
+    ['/v1/priority', serving(prioritize)],
+    ['/v1/bind', decided('bind', serving(bind))],
+    ['/v1/preempt', decided('preempt', serving(preempt))],
+  ]);
 
-  app.use((req, res) => {
-    res
-      .status(404)
-      .type('application/json')
-      .send(JSON.stringify({ Error: `no route ${req.method} ${req.path}` }));
-  });
-  // express 5 passes thrown errors and rejected promises here
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = (err as { status?: number }).status;
+  const answer = async (req: IncomingMessage, res: ServerResponse, handler: VerbHandler) => {
+    const raw = await readBody(req, limit);
+    await handler(req, res, parseJson(raw), raw);
+  };
+
+  // the one mapping of this port: a caller's mistake is a 4xx with the reason, anything else a 500
+  const failed = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
     if (res.headersSent) return;
-    // the one mapping of this port: a caller's mistake is a 4xx with the reason, anything else a 500
+    const status = (err as { status?: number }).status;
     const validation = kindOf(err) === 'validation';
     if (validation || (status !== undefined && status >= 400 && status < 500)) {
       const message =
         validation || err instanceof BadRequest
           ? (err as Error).message
           : `bad request: ${(err as Error).message}`;
-      res
-        .status(status && status !== 500 ? status : 400)
-        .type('application/json')
-        .send(JSON.stringify({ Error: message }));
-      return;
+      return sendError(res, status && status !== 500 ? status : 400, message);
     }
-    log.error({ path: req.path, err: (err as Error)?.stack ?? String(err) }, 'extender request failed');
-    res
-      .status(500)
-      .type('application/json')
-      .send(JSON.stringify({ Error: `server error: ${(err as Error)?.message}` }));
-  });
-  return app;
+    log.error(
+      { path: pathOf(req.url), err: (err as Error)?.stack ?? String(err) },
+      'extender request failed',
+    );
+    sendError(res, 500, `server error: ${(err as Error)?.message}`);
+  };
+
+  return (req, res) => {
+    const route = routeOf(req.url);
+    if (answerHealth(req, res, route, notReady)) return;
+    const handler = req.method === 'POST' ? verbs.get(route) : undefined;
+    // only the verbs read a body: a POST anywhere else is a 404, not a JSON error
+    if (!handler) return sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
+    inFlight.enter();
+    res.on('close', () => inFlight.leave());
+    answer(req, res, handler).catch((err: unknown) => failed(req, res, err));
+  };
 }

@@ -1,7 +1,7 @@
 // The extender's HTTP face on its own: bodies over the limit are refused with 413 whether their size
 // is declared or streamed, and the server keeps answering afterwards.
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { type ExtenderVerbs, extenderApp } from '../../src/extender/http.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -18,8 +18,8 @@ describe('extender HTTP', () => {
         error: '',
       }),
     } as unknown as ExtenderVerbs;
-    const app = extenderApp(extender, silentLogger(), { bodyLimitBytes: 1000 });
-    server = app.listen(0, '127.0.0.1');
+    server = createServer(extenderApp(extender, silentLogger(), { bodyLimitBytes: 1000 }));
+    server.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/filter`;
   });
