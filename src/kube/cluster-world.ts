@@ -5,37 +5,21 @@ import {
   CoreV1Api,
   type KubeConfig,
   PatchStrategy,
-  type ConfigurationOptions,
-  Observable,
   setHeaderOptions,
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { kubeError } from './custom-resources.js';
+import { kubeError } from './api-error.js';
+import { JsonPost } from './json-post.js';
 import { ClusterPods, type PodLookup } from './pod-lookup.js';
 import type { Reflector } from './reflector.js';
-
-/** Per-call options that abort the call after `ms` (its middleware runs after the shared 30 s bound is set). */
-function abortAfter(ms: number): ConfigurationOptions {
-  const signal = AbortSignal.timeout(Math.max(1, Math.floor(ms)));
-  return {
-    middleware: [
-      {
-        pre: (context) => {
-          context.setSignal(signal);
-          return new Observable(Promise.resolve(context));
-        },
-        post: (response) => new Observable(Promise.resolve(response)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
-}
 
 export class ClusterWorld {
   readonly pods: PodLookup;
   private readonly core: CoreV1Api;
   private readonly nodeCache: Pick<Reflector<V1Node>, 'get'>;
+  /** The binding, on every bind: the lean writer (json-post.ts). */
+  private readonly writer: JsonPost;
 
   constructor(
     kubeConfig: KubeConfig,
@@ -44,6 +28,7 @@ export class ClusterWorld {
     private readonly guard: () => void = () => undefined,
   ) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.writer = new JsonPost(kubeConfig);
     this.pods = new ClusterPods(kubeConfig, caches.pods);
     this.nodeCache = caches.nodes;
   }
@@ -77,23 +62,17 @@ export class ClusterWorld {
     timeoutMs?: number,
   ): Promise<void> {
     this.guard();
-    try {
-      await this.core.createNamespacedPodBinding(
-        {
-          namespace,
-          name,
-          body: {
-            apiVersion: 'v1',
-            kind: 'Binding',
-            metadata: { name, namespace, ...(uid ? { uid } : {}), annotations },
-            target: { apiVersion: 'v1', kind: 'Node', name: node },
-          },
-        },
-        timeoutMs === undefined ? undefined : abortAfter(timeoutMs),
-      );
-    } catch (err) {
-      throw kubeError(err, `bind pod ${namespace}/${name} to ${node}`);
-    }
+    await this.writer.post(
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/binding`,
+      {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name, namespace, ...(uid ? { uid } : {}), annotations },
+        target: { apiVersion: 'v1', kind: 'Node', name: node },
+      },
+      `bind pod ${namespace}/${name} to ${node}`,
+      timeoutMs,
+    );
   }
 
   /**

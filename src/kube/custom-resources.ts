@@ -2,7 +2,6 @@
 // get, create, merge-patch, delete. Failures become KubeApiError, which says what happened in
 // Kubernetes' terms (status code and reason) so callers can tell a conflict from an outage.
 import {
-  ApiException,
   CustomObjectsApi,
   type KubeConfig,
   PatchStrategy,
@@ -10,63 +9,17 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 
+import { JsonPost } from './json-post.js';
+import { KubeApiError, kubeError } from './api-error.js';
+
+export { KubeApiError, isAlreadyExists, isConflict, isNotFound, kubeError } from './api-error.js';
+
 export interface ResourceRef {
   readonly group: string;
   readonly version: string;
   readonly plural: string;
   /** Absent for cluster-scoped resources. */
   readonly namespace?: string;
-}
-
-export class KubeApiError extends Error {
-  constructor(
-    /** HTTP status; 0 when the server was not reached. */
-    readonly status: number,
-    /** Kubernetes' reason (NotFound, Conflict, AlreadyExists, Gone, ...); "" when unknown. */
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  /**
-   * What to do about it (the kinds of src/ipam/errors.ts, which this room may not import): a changed
-   * or vanished object means deciding again; a refused request is the caller's mistake; no access
-   * means this replica cannot act; anything else (unreachable, 429, 5xx) is retried.
-   */
-  get kind(): 'validation' | 'conflict' | 'unavailable' | 'transient' {
-    if (this.status === 404 || this.status === 409 || this.status === 410) return 'conflict';
-    if (this.status === 400 || this.status === 422) return 'validation';
-    if (this.status === 401 || this.status === 403) return 'unavailable';
-    return 'transient';
-  }
-  override get name(): string {
-    return 'KubeApiError';
-  }
-}
-
-export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.status === 404;
-export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.status === 409;
-export const isAlreadyExists = (err: unknown): boolean =>
-  err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists';
-
-/** Translates whatever client-node threw into a KubeApiError. */
-export function kubeError(err: unknown, what: string): KubeApiError {
-  if (err instanceof KubeApiError) return err;
-  if (err instanceof ApiException) {
-    let body: unknown = err.body;
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // a non-JSON body: keep the text
-      }
-    }
-    const status = body as { reason?: string; message?: string } | undefined;
-    const message = typeof status === 'object' && status?.message ? status.message : String(err.body);
-    return new KubeApiError(err.code, status?.reason ?? '', `${what}: ${message}`);
-  }
-  return new KubeApiError(0, '', `${what}: ${(err as Error)?.message ?? String(err)}`);
 }
 
 /**
@@ -101,6 +54,7 @@ export interface WatchHandle {
 export class CustomResourceClient {
   private readonly api: CustomObjectsApi;
   private readonly watcher: Watch;
+  private readonly writer: JsonPost;
 
   constructor(
     kubeConfig: KubeConfig,
@@ -108,6 +62,7 @@ export class CustomResourceClient {
   ) {
     this.api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.watcher = new Watch(kubeConfig);
+    this.writer = new JsonPost(kubeConfig);
   }
 
   get path(): string {
@@ -230,16 +185,10 @@ export class CustomResourceClient {
     }
   }
 
+  /** Creates the object (FloatingIPs on every bind: the lean writer, json-post.ts). */
   async create(body: object): Promise<unknown> {
-    const { group, version, plural, namespace } = this.ref;
     const name = (body as { metadata?: { name?: string } }).metadata?.name;
-    try {
-      return namespace
-        ? await this.api.createNamespacedCustomObject({ group, version, plural, namespace, body })
-        : await this.api.createClusterCustomObject({ group, version, plural, body });
-    } catch (err) {
-      throw kubeError(err, `create ${this.describe(name)}`);
-    }
+    return this.writer.post(this.path, body, `create ${this.describe(name)}`);
   }
 
   /** A JSON merge patch; a `metadata.resourceVersion` in it makes it conditional. */

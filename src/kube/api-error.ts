@@ -1,0 +1,54 @@
+// What went wrong talking to the API server, in Kubernetes' terms (status code and reason), so
+// callers can tell a conflict from an outage; one translation of whatever client-node threw.
+import { ApiException } from '@kubernetes/client-node';
+
+export class KubeApiError extends Error {
+  constructor(
+    /** HTTP status; 0 when the server was not reached. */
+    readonly status: number,
+    /** Kubernetes' reason (NotFound, Conflict, AlreadyExists, Gone, ...); "" when unknown. */
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  /**
+   * What to do about it (the kinds of src/ipam/errors.ts, which this room may not import): a changed
+   * or vanished object means deciding again; a refused request is the caller's mistake; no access
+   * means this replica cannot act; anything else (unreachable, 429, 5xx) is retried.
+   */
+  get kind(): 'validation' | 'conflict' | 'unavailable' | 'transient' {
+    if (this.status === 404 || this.status === 409 || this.status === 410) return 'conflict';
+    if (this.status === 400 || this.status === 422) return 'validation';
+    if (this.status === 401 || this.status === 403) return 'unavailable';
+    return 'transient';
+  }
+  override get name(): string {
+    return 'KubeApiError';
+  }
+}
+
+export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.status === 404;
+export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.status === 409;
+export const isAlreadyExists = (err: unknown): boolean =>
+  err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists';
+
+/** Translates whatever client-node threw into a KubeApiError. */
+export function kubeError(err: unknown, what: string): KubeApiError {
+  if (err instanceof KubeApiError) return err;
+  if (err instanceof ApiException) {
+    let body: unknown = err.body;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // a non-JSON body: keep the text
+      }
+    }
+    const status = body as { reason?: string; message?: string } | undefined;
+    const message = typeof status === 'object' && status?.message ? status.message : String(err.body);
+    return new KubeApiError(err.code, status?.reason ?? '', `${what}: ${message}`);
+  }
+  return new KubeApiError(0, '', `${what}: ${(err as Error)?.message ?? String(err)}`);
+}
