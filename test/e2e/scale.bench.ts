@@ -5,13 +5,16 @@
 // baseline). Rounds interleave the modes; medians and ratios to the baseline are printed, with where
 // the time went (kube-scheduler's own metrics, CPU seconds per process). After every floatip run:
 // every pod has an address of the subnet, no address twice, objects and annotations agree.
-// Knobs: FLOATIP_BENCH_E2E_ROUNDS (3), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50), _TRACE=1 (one
+// Knobs: FLOATIP_BENCH_E2E_ROUNDS (5), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50), _TRACE=1 (one
 // more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
 // more nodeCacheCapable run with floatip under node --cpu-prof, summarised), _MODES (default
-// baseline,tiny,ncc,full; also ncc-noprio: nodeCacheCapable without the prioritize verb). `tiny` is
-// the smallest extender that binds (test/e2e/tiny-extender.ts: keeps every node, scores them alike,
-// binds with a fixed annotation) with nodeCacheCapable: what the extender mechanism itself costs;
-// `tiny-crd` is the same plus one FloatingIP object created per bind, as floatip records each address.
+// baseline,tiny-crd,tiny-crd-full,ncc,full; also tiny, and ncc-noprio: nodeCacheCapable without the
+// prioritize verb). `tiny` is the smallest extender that binds (test/e2e/tiny-extender.ts: keeps
+// every node, scores them alike, binds with a fixed annotation) with nodeCacheCapable: what the
+// extender mechanism itself costs; `tiny-crd` is the same plus one FloatingIP object created per
+// bind, as floatip records each address: the floor of floatip with nodeCacheCapable; `tiny-crd-full`
+// is tiny-crd sent full Nodes (it parses them and echoes them back): the floor of floatip without.
+// Every run prints floatip's own CPU-seconds per 1,000 pods, from its process accounting.
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -37,7 +40,7 @@ import { sleep, waitFor } from './wait.js';
 import { deleteNamespace, ensureNamespace } from './workloads.js';
 
 const num = (name: string, fallback: number) => Number(process.env[`FLOATIP_BENCH_E2E_${name}`] ?? fallback);
-const ROUNDS = num('ROUNDS', 3);
+const ROUNDS = num('ROUNDS', 5);
 const DEPLOYMENTS = num('DEPLOYMENTS', 100);
 const REPLICAS = num('REPLICAS', 10);
 const NODES = num('NODES', 50);
@@ -56,9 +59,9 @@ const CONFIG: ConfigEntry[] = [
   },
 ];
 
-type Mode = 'baseline' | 'tiny' | 'tiny-crd' | 'ncc' | 'full' | 'ncc-noprio';
-const ALL_MODES: Mode[] = ['baseline', 'tiny', 'tiny-crd', 'ncc', 'full', 'ncc-noprio'];
-const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,tiny,ncc,full')
+type Mode = 'baseline' | 'tiny' | 'tiny-crd' | 'tiny-crd-full' | 'ncc' | 'full' | 'ncc-noprio';
+const ALL_MODES: Mode[] = ['baseline', 'tiny', 'tiny-crd', 'tiny-crd-full', 'ncc', 'full', 'ncc-noprio'];
+const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,tiny-crd,tiny-crd-full,ncc,full')
   .split(',')
   .map((m) => m.trim() as Mode)
   .filter((m) => ALL_MODES.includes(m));
@@ -66,6 +69,7 @@ const LABEL: Record<Mode, string> = {
   baseline: 'no extender (baseline)',
   tiny: 'tiny extender (floor), ncc',
   'tiny-crd': 'tiny + a FloatingIP per pod',
+  'tiny-crd-full': 'tiny-crd, full Nodes',
   ncc: 'floatip, nodeCacheCapable=true',
   full: 'floatip, nodeCacheCapable=false',
   'ncc-noprio': 'floatip, ncc, no prioritizeVerb',
@@ -74,8 +78,17 @@ const LABEL: Record<Mode, string> = {
 /** The scheduler's configuration for a mode. */
 function schedulerFor(mode: Mode) {
   if (mode === 'baseline') return { extender: false };
-  return { nodeCacheCapable: mode !== 'full', ...(mode === 'ncc-noprio' ? { prioritizeVerb: '' } : {}) };
+  return {
+    nodeCacheCapable: mode !== 'full' && mode !== 'tiny-crd-full',
+    ...(mode === 'ncc-noprio' ? { prioritizeVerb: '' } : {}),
+  };
 }
+
+/** What floatip in a mode is held to: the floor run beside it, the ratio, and its CPU per 1,000 pods. */
+const TARGETS: Partial<Record<Mode, { floor: Mode; ratio: number; cpuPer1000: number }>> = {
+  ncc: { floor: 'tiny-crd', ratio: 1.05, cpuPer1000: 1.5 },
+  full: { floor: 'tiny-crd-full', ratio: 1.15, cpuPer1000: 3 },
+};
 
 interface Run {
   readonly mode: Mode;
@@ -151,10 +164,10 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   let proxy: TimingProxy | undefined;
   let profileDir: string | undefined;
   let tiny: TinyExtender | undefined;
-  if (mode === 'tiny' || mode === 'tiny-crd') {
+  if (mode === 'tiny' || mode === 'tiny-crd' || mode === 'tiny-crd-full') {
     // the tiny extender takes floatip's place on the extender port for this run
     await floatip!.stop();
-    tiny = await startTinyExtender({ recordObjects: mode === 'tiny-crd' });
+    tiny = await startTinyExtender({ recordObjects: mode !== 'tiny' });
   } else if (kind.trace) {
     // the scheduler calls the proxy on the extender port; floatip moves to another port
     await floatip!.stop();
@@ -217,7 +230,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     await floatip.ready();
   }
   await deleteScaleRun(NS, run);
-  if (mode === 'tiny-crd') await deleteAllFloatingIPs(); // nobody else releases the tiny's objects
+  if (tiny && mode !== 'tiny') await deleteAllFloatingIPs(); // nobody else releases the tiny's objects
   await waitFor(
     `scale run ${run}'s pods to be gone and their addresses released`,
     async () => {
@@ -236,13 +249,17 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     await floatip.ready();
   }
   const what = kind.trace ? 'trace' : kind.profile ? 'profile' : `round ${round}`;
+  const own = withFloatip ? `; floatip CPU ${cpuPer1000(cpu).toFixed(2)} s per 1,000 pods` : '';
   out(
     `  ${what.padEnd(7)} ${LABEL[mode].padEnd(32)} ${fmt(result.totalMs).padStart(7)} ms ` +
       `(${result.podsPerSecond} pods/s; latency p50 ${fmt(result.latencyMs.p50)}, p99 ${fmt(result.latencyMs.p99)} ms; ` +
-      `load ${os.loadavg()[0]!.toFixed(1)}${handler ? `; floatip handlers ${handler}` : ''})`,
+      `load ${os.loadavg()[0]!.toFixed(1)}${own}${handler ? `; floatip handlers ${handler}` : ''})`,
   );
   return { mode, round, result, scheduler, cpu, requests, ...(detail ? { detail, kind: what } : {}) };
 }
+
+/** floatip's CPU-seconds (user + system, its process accounting) per 1,000 pods during a run. */
+const cpuPer1000 = (cpu: Record<string, number>) => ((cpu.floatip ?? NaN) * 1000) / PODS;
 
 /** Every pod bound; with floatip, one address each from the subnet, none twice, objects agreeing. */
 async function verify(run: string, withFloatip: boolean): Promise<void> {
@@ -427,7 +444,16 @@ function report(runs: readonly Run[]): void {
     const rs = of(mode);
     const total = median(rs.map((r) => r.result.totalMs));
     const ratio = total / base;
-    const target = mode === 'ncc' ? `  (target <= 1.10: ${ratio <= 1.1 ? 'met' : 'NOT met'})` : '';
+    let target = '';
+    const t = TARGETS[mode];
+    if (t && of(t.floor).length > 0) {
+      const floor = median(of(t.floor).map((r) => r.result.totalMs));
+      const toFloor = total / floor;
+      const cpu = median(rs.map((r) => cpuPer1000(r.cpu)));
+      target =
+        `  / ${t.floor} x${toFloor.toFixed(3)} (target <= ${t.ratio}: ${toFloor <= t.ratio ? 'met' : 'NOT met'}); ` +
+        `floatip CPU ${cpu.toFixed(2)} s per 1,000 pods (target <= ${t.cpuPer1000}: ${cpu <= t.cpuPer1000 ? 'met' : 'NOT met'})`;
+    }
     out(
       `  ${LABEL[mode].padEnd(32)} ${fmt(total).padStart(8)} ms  x${ratio.toFixed(3)}  ` +
         `[${rs.map((r) => fmt(r.result.totalMs)).join(', ')}]${target}`,
