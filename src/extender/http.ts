@@ -20,9 +20,11 @@ import {
   type ForwardedAnswer,
 } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
+import { FullNodeReader, type ReadRequest } from './full-nodes.js';
 import {
   decodeBindingArgs,
   decodeExtenderArgs,
+  decodeRequestNode,
   decodePreemptionArgs,
   encodeBindingResult,
   encodeFilterResult,
@@ -159,11 +161,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-function parseJson(raw: Buffer): unknown {
+/** The request as read; JSON.parse's words for a body that is not JSON. */
+function readRequest(raw: Buffer, reader?: FullNodeReader): ReadRequest {
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    return reader ? reader.read(raw) : { body: JSON.parse(raw.toString('utf8')) as unknown };
   } catch (err) {
-    throw new BadRequest(400, `bad request: ${(err as Error).message}`);
+    if (err instanceof SyntaxError) throw new BadRequest(400, `bad request: ${err.message}`);
+    throw err;
   }
 }
 
@@ -204,11 +208,11 @@ export function healthHandler(notReadyBecause: () => string | undefined): Reques
 export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'preempt'> &
   Pick<Binder, 'bind'>;
 
-/** One verb's answer, from the request's parsed body and its bytes. */
+/** One verb's answer, from the request as read (its parsed body; its full Nodes when known) and its bytes. */
 type VerbHandler = (
   req: IncomingMessage,
   res: ServerResponse,
-  body: unknown,
+  read: ReadRequest,
   raw: Buffer,
 ) => Promise<void> | void;
 
@@ -240,9 +244,9 @@ export function extenderApp(
 
   // names-only answers are shared between pods (NodeFacts.listOf), and so are their bytes
   const encoded = new WeakMap<FilterResult, Buffer>();
-  const filter: VerbHandler = async (req, res, body, raw) => {
+  const filter: VerbHandler = async (req, res, read, raw) => {
     const start = process.hrtime.bigint();
-    const args = decodeExtenderArgs(body, raw);
+    const args = decodeExtenderArgs(read.body, raw, read.known);
     options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
     observe('filter', start, result.error);
@@ -263,23 +267,23 @@ export function extenderApp(
     }
     json(res, bytes);
   };
-  const prioritize: VerbHandler = (_req, res, body) => {
+  const prioritize: VerbHandler = (_req, res, read) => {
     const start = process.hrtime.bigint();
-    const args = decodeExtenderArgs(body);
+    const args = decodeExtenderArgs(read.body, undefined, read.known);
     const result = extender.prioritize(args.pod, args.nodes, args.nodeNames);
     observe('prioritize', start, undefined);
     json(res, encodePriorities(result));
   };
-  const bind: VerbHandler = async (req, res, body) => {
+  const bind: VerbHandler = async (req, res, read) => {
     const start = process.hrtime.bigint();
-    const args = decodeBindingArgs(body);
+    const args = decodeBindingArgs(read.body);
     const error = await extender.bind(args.podNamespace, args.podName, args.podUID, args.node, budgetOf(req));
     observe('bind', start, error);
     json(res, encodeBindingResult(error));
   };
-  const preempt: VerbHandler = (_req, res, body) => {
+  const preempt: VerbHandler = (_req, res, read) => {
     const start = process.hrtime.bigint();
-    const args = decodePreemptionArgs(body);
+    const args = decodePreemptionArgs(read.body);
     const result = extender.preempt(args.pod, args.victims);
     observe('preempt', start, undefined);
     json(res, encodePreemptionResult(result));
@@ -287,32 +291,38 @@ export function extenderApp(
   // bind and preempt: decided by the leader; relayed there unless this replica is it
   const decided =
     (verb: DecidedVerb, handler: VerbHandler): VerbHandler =>
-    async (req, res, body, raw) => {
+    async (req, res, read, raw) => {
       const answer = await options.route?.(verb, raw, forwardedByOf(req));
-      if (answer === undefined) return handler(req, res, body, raw);
+      if (answer === undefined) return handler(req, res, read, raw);
       relay(res, answer);
     };
   // a replica without a configuration in force answers 503 with the reason (after forwarding what
   // the leader decides)
   const serving =
     (handler: VerbHandler): VerbHandler =>
-    (req, res, body, raw) => {
+    (req, res, read, raw) => {
       const why = notServing();
       if (why !== undefined) return sendError(res, 503, `not serving: ${why}`);
       options.onServe?.();
-      return handler(req, res, body, raw);
+      return handler(req, res, read, raw);
     };
-  const verbs = new Map<string, VerbHandler>([
-    ['/v1/filter', serving(filter)],
-    ['/v1/prioritize', serving(prioritize)],
-    ['/v1/priority', serving(prioritize)],
-    ['/v1/bind', decided('bind', serving(bind))],
-    ['/v1/preempt', decided('preempt', serving(preempt))],
+  // the verbs that carry nodes read full Nodes through the reader, which remembers them by their bytes
+  const nodes = new FullNodeReader(decodeRequestNode);
+  const verbs = new Map<string, { handler: VerbHandler; reader?: FullNodeReader }>([
+    ['/v1/filter', { handler: serving(filter), reader: nodes }],
+    ['/v1/prioritize', { handler: serving(prioritize), reader: nodes }],
+    ['/v1/priority', { handler: serving(prioritize), reader: nodes }],
+    ['/v1/bind', { handler: decided('bind', serving(bind)) }],
+    ['/v1/preempt', { handler: decided('preempt', serving(preempt)) }],
   ]);
 
-  const answer = async (req: IncomingMessage, res: ServerResponse, handler: VerbHandler) => {
+  const answer = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    verb: { handler: VerbHandler; reader?: FullNodeReader },
+  ) => {
     const raw = await readBody(req, limit);
-    await handler(req, res, parseJson(raw), raw);
+    await verb.handler(req, res, readRequest(raw, verb.reader), raw);
   };
 
   // the one mapping of this port: a caller's mistake is a 4xx with the reason, anything else a 500
@@ -337,11 +347,11 @@ export function extenderApp(
   return (req, res) => {
     const route = routeOf(req.url);
     if (answerHealth(req, res, route, notReady)) return;
-    const handler = req.method === 'POST' ? verbs.get(route) : undefined;
+    const verb = req.method === 'POST' ? verbs.get(route) : undefined;
     // only the verbs read a body: a POST anywhere else is a 404, not a JSON error
-    if (!handler) return sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
+    if (!verb) return sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
     inFlight.enter();
     res.on('close', () => inFlight.leave());
-    answer(req, res, handler).catch((err: unknown) => failed(req, res, err));
+    answer(req, res, verb).catch((err: unknown) => failed(req, res, err));
   };
 }

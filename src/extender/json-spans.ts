@@ -1,6 +1,9 @@
-// Where values lie in a JSON text that JSON.parse has already accepted, so that parts of a request can
-// be echoed back byte for byte (the filter's passing Node objects) instead of being serialised again.
-// Iterative, so nesting depth costs no stack; it assumes valid JSON and does not check it again.
+// Where values lie in a JSON text, so that parts of a request can be echoed back byte for byte (the
+// filter's passing Node objects) instead of being serialised again, and decoded only when they
+// changed (full-nodes.ts). Iterative, so nesting depth costs no stack. It does not validate: on a
+// text that is not JSON it throws MalformedJson or returns spans that need not be values, so a
+// caller that has not parsed the text must parse what it is given (full-nodes.ts parses each span
+// and the text around them); it never reads past the text's end.
 
 /** [start, end) of a value in the text. */
 export type Span = readonly [number, number];
@@ -14,6 +17,9 @@ const CLOSE_ARRAY = 0x5d;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 
+/** The text ended, or a byte that cannot be there was found, while looking for a value's end. */
+export class MalformedJson extends Error {}
+
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function skipSpace(text: Buffer, i: number): number {
@@ -24,6 +30,7 @@ function skipSpace(text: Buffer, i: number): number {
 /** The end of the string whose opening quote is at i (just past its closing quote). */
 function stringEnd(text: Buffer, i: number): number {
   for (let j = i + 1; ;) {
+    if (j >= text.length) throw new MalformedJson(`a string from byte ${i} never ends`);
     const c = text[j]!;
     if (c === BACKSLASH) j += 2;
     else if (c === QUOTE) return j + 1;
@@ -33,6 +40,7 @@ function stringEnd(text: Buffer, i: number): number {
 
 /** The end of the value starting at i. */
 function valueEnd(text: Buffer, i: number): number {
+  if (i >= text.length) throw new MalformedJson('the text ends where a value should be');
   const c = text[i]!;
   if (c === QUOTE) return stringEnd(text, i);
   if (c !== OPEN_OBJECT && c !== OPEN_ARRAY) {
@@ -46,6 +54,7 @@ function valueEnd(text: Buffer, i: number): number {
   }
   let depth = 0;
   for (let j = i; ; j++) {
+    if (j >= text.length) throw new MalformedJson(`a value from byte ${i} never ends`);
     const d = text[j]!;
     if (d === QUOTE) j = stringEnd(text, j) - 1;
     else if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
@@ -61,7 +70,7 @@ function memberKey(text: Buffer, i: number): { key: string; valueAt: number } {
   const raw = text.toString('utf8', i, keyEnd);
   const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
   const colon = skipSpace(text, keyEnd);
-  if (text[colon] !== COLON) throw new Error(`not an object member at byte ${colon}`);
+  if (text[colon] !== COLON) throw new MalformedJson(`not an object member at byte ${colon}`);
   return { key, valueAt: skipSpace(text, colon + 1) };
 }
 
@@ -72,9 +81,11 @@ function arrayElements(text: Buffer, start: number): Span[] {
   if (text[i] === CLOSE_ARRAY) return elements;
   for (;;) {
     const end = valueEnd(text, i);
+    if (end === i) throw new MalformedJson(`no value at byte ${i}`);
     elements.push([i, end]);
     i = skipSpace(text, end);
     if (text[i] === CLOSE_ARRAY) return elements;
+    if (text[i] !== COMMA) throw new MalformedJson(`neither , nor ] at byte ${i}`);
     i = skipSpace(text, i + 1);
   }
 }
@@ -108,6 +119,7 @@ function walk(
   let j = skipSpace(text, i + 1);
   if (text[j] === CLOSE_OBJECT) return { end: j + 1, elements };
   for (;;) {
+    if (text[j] !== QUOTE) throw new MalformedJson(`no member key at byte ${j}`);
     const { key, valueAt } = memberKey(text, j);
     j = valueAt;
     if (key === path[depth]) {
@@ -119,6 +131,7 @@ function walk(
     }
     j = skipSpace(text, j);
     if (text[j] === CLOSE_OBJECT) return { end: j + 1, elements };
+    if (text[j] !== COMMA) throw new MalformedJson(`neither , nor } at byte ${j}`);
     j = skipSpace(text, j + 1);
   }
 }

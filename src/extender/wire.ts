@@ -4,6 +4,7 @@
 // Kubernetes objects inside (Pod, Node) keep their usual camelCase. One decoder per message; bad
 // input is a WireError, which the server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
 
 /** A request the caller got wrong (its kind is one of src/ipam/errors.ts: the server answers 400). */
@@ -166,9 +167,10 @@ export interface ExtenderArgs {
 
 /**
  * Decodes a filter or prioritize request. With the request's text (`raw`, what `body` was parsed
- * from), the full Nodes' places in it are found too.
+ * from), the full Nodes' places in it are found too. With `known` (full-nodes.ts), `body` holds
+ * placeholders at Nodes.items and the nodes are known already.
  */
-export function decodeExtenderArgs(body: unknown, raw?: Buffer): ExtenderArgs {
+export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNodes): ExtenderArgs {
   const args = asObject(body, 'the request body');
   const pod = decodePod(field(args, 'Pod'), 'Pod');
   const nodesKey = keyOf(args, 'Nodes');
@@ -181,8 +183,16 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer): ExtenderArgs {
     const items = itemsKey === undefined ? undefined : list[itemsKey];
     if (items !== undefined && items !== null && !Array.isArray(items))
       throw new WireError('Nodes.items must be a list');
-    nodes = ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
-    if (raw && Array.isArray(items)) {
+    if (known && (nodesKey !== 'Nodes' || itemsKey !== 'items' || items?.length !== known.spans.length)) {
+      // the reader cut the text where JSON.parse's object has no such list: cannot happen for a text
+      // JSON.parse accepts (both take a key's last value), so this is a bug, not the caller's mistake
+      throw new Error('the request was read at other nodes than it has');
+    }
+    nodes = known
+      ? known.spans.map((_, i) => known.node(i))
+      : ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
+    if (known) nodeSpans = () => known.spans;
+    else if (raw && Array.isArray(items)) {
       let found: Span[] | undefined;
       nodeSpans = () => (found ??= elementsAt(raw, [nodesKey!, itemsKey!])!);
     }
@@ -197,6 +207,10 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer): ExtenderArgs {
     ...(nodeNames ? { nodeNames } : {}),
   };
 }
+
+/** A Node of a full-Node request, decoded (full-nodes.ts remembers it by its bytes). */
+export const decodeRequestNode = (value: unknown, index: number): V1Node =>
+  decodeNode(value, `Nodes.items[${index}]`);
 
 /** ExtenderBindingArgs. */
 export interface BindingArgs {

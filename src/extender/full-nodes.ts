@@ -1,0 +1,113 @@
+// Reading a full-Node request (nodeCacheCapable: false, galaxy's default) without parsing its Nodes
+// again and again. kube-scheduler sends every candidate node's whole object with every filter and
+// prioritize call, pod after pod, and a node's object rarely changes between calls: parsing them
+// was most of what such a call cost floatip (two JSON.parse of every node per pod). Here the
+// request is cut at its nodes (json-spans.ts): the text around them, with each node replaced by 0,
+// is parsed as usual (the Pod, NodeNames, every separator: so a request that is not JSON is still
+// refused by JSON.parse, with its words); each node whose bytes equal the bytes last seen under its
+// name is taken as decoded then, and any other is parsed and decoded on its own. Byte equality, not
+// a name or a resourceVersion, is the test, so a node is never decoded from another request's
+// bytes than its own.
+import type { V1Node } from '@kubernetes/client-node';
+import { elementsAt, type Span } from './json-spans.js';
+
+/** A request's nodes at Nodes.items: their spans, and each node decoded on demand, in order. */
+export interface KnownNodes {
+  readonly spans: Span[];
+  /** Node `i`, decoded (from the bytes last seen under its name, when they are these bytes). */
+  node(i: number): V1Node;
+}
+
+/** How a request is read: `body` as JSON.parse would give it, except that Nodes.items holds 0s when `known`. */
+export interface ReadRequest {
+  readonly body: unknown;
+  readonly known?: KnownNodes;
+}
+
+const ITEMS_PATH = ['Nodes', 'items'] as const;
+const PLACEHOLDER = Buffer.from('0');
+/** The start every Node kube-scheduler sends has (Go's field order), from which its name is read. */
+const NAME_PREFIX = Buffer.from('{"metadata":{"name":"');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The node name at the start of a Node's bytes, when it is written as kube-scheduler writes it. */
+function nameOf(bytes: Buffer): string | undefined {
+  if (bytes.length <= NAME_PREFIX.length || !bytes.subarray(0, NAME_PREFIX.length).equals(NAME_PREFIX))
+    return undefined;
+  const end = bytes.indexOf(QUOTE, NAME_PREFIX.length);
+  if (end < 0) return undefined;
+  const name = bytes.subarray(NAME_PREFIX.length, end);
+  return name.includes(BACKSLASH) ? undefined : name.toString('utf8');
+}
+
+type Known = { readonly known: V1Node };
+type Parsed = { readonly bytes: Buffer; readonly name: string | undefined; readonly parsed: unknown };
+
+export class FullNodeReader {
+  /** The last bytes seen under each node name, and the node decoded from them. */
+  private readonly seen = new Map<string, { readonly bytes: Buffer; readonly node: V1Node }>();
+
+  constructor(
+    /** Decodes one parsed Node (the wire decoder's own), `index` for its messages. */
+    private readonly decode: (value: unknown, index: number) => V1Node,
+    /** How many nodes are remembered (their bytes: a few KiB each). */
+    private readonly limit = 10_000,
+  ) {}
+
+  /**
+   * The request read, its nodes decoded where they lie at Nodes.items. Throws what JSON.parse or
+   * the decoder throw for a request that is not JSON or a node that is not a Node.
+   */
+  read(raw: Buffer): ReadRequest {
+    let spans: Span[] | undefined;
+    try {
+      spans = elementsAt(raw, ITEMS_PATH);
+    } catch {
+      spans = undefined; // not JSON: JSON.parse says why
+    }
+    if (!spans || spans.length === 0) return { body: JSON.parse(raw.toString('utf8')) as unknown };
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (const [from, to] of spans) {
+      parts.push(raw.subarray(at, from), PLACEHOLDER);
+      at = to;
+    }
+    parts.push(raw.subarray(at));
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+    } catch {
+      // the whole text, for JSON.parse's own words about where it is wrong
+      return { body: JSON.parse(raw.toString('utf8')) as unknown };
+    }
+    // every node is known or parsed here, before anything is decoded: a text that is not JSON
+    // anywhere is refused as a whole, as JSON.parse of it would be, before the Pod's decoding
+    const values = spans.map(([from, to]): Known | Parsed => {
+      const bytes = raw.subarray(from, to);
+      const name = nameOf(bytes);
+      const last = name === undefined ? undefined : this.seen.get(name);
+      if (last && last.bytes.equals(bytes)) return { known: last.node };
+      try {
+        return { bytes, name, parsed: JSON.parse(bytes.toString('utf8')) as unknown };
+      } catch {
+        return { bytes, name, parsed: JSON.parse(raw.toString('utf8')) as unknown }; // throws its words
+      }
+    });
+    const node = (i: number): V1Node => {
+      const value = values[i]!;
+      if ('known' in value) return value.known;
+      const decoded = this.decode(value.parsed, i);
+      if (value.name !== undefined && decoded.metadata?.name === value.name)
+        this.remember(value.name, value.bytes, decoded);
+      return decoded;
+    };
+    return { body, known: { spans, node } };
+  }
+
+  private remember(name: string, bytes: Buffer, node: V1Node): void {
+    this.seen.delete(name);
+    this.seen.set(name, { bytes: Buffer.from(bytes), node });
+    if (this.seen.size > this.limit) this.seen.delete(this.seen.keys().next().value!);
+  }
+}

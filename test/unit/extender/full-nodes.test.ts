@@ -1,0 +1,108 @@
+// The full-Node reader must read every request exactly as JSON.parse and the wire decoder would,
+// while decoding a node only when its bytes are new: the same request refused with the same words,
+// the same nodes for the same bytes, and never a node decoded from other bytes than the request's.
+import fc from 'fast-check';
+import { FullNodeReader } from '../../../src/extender/full-nodes.js';
+import { decodeExtenderArgs, decodeRequestNode } from '../../../src/extender/wire.js';
+
+const node = (name: string, ip: string) => ({
+  metadata: { name, resourceVersion: '7', labels: { zone: 'a' } },
+  status: { addresses: [{ type: 'InternalIP', address: ip }], capacity: { pods: '110' } },
+});
+const request = (nodes: unknown[]) =>
+  Buffer.from(
+    JSON.stringify({
+      Pod: { metadata: { name: 'p', namespace: 'ns1' } },
+      Nodes: { items: nodes },
+      NodeNames: null,
+    }),
+  );
+
+function counted() {
+  const decoded: string[] = [];
+  const reader = new FullNodeReader((value, i) => {
+    const n = decodeRequestNode(value, i);
+    decoded.push(n.metadata!.name!);
+    return n;
+  });
+  const read = (raw: Buffer) => {
+    const r = reader.read(raw);
+    return decodeExtenderArgs(r.body, raw, r.known);
+  };
+  return { decoded, read };
+}
+
+test('nodes whose bytes were seen are not decoded again; changed ones are, from their own bytes', () => {
+  const { decoded, read } = counted();
+  const first = read(request([node('n1', '10.0.0.1'), node('n2', '10.0.0.2')]));
+  expect(first.nodes!.map((n) => n.status!.addresses![0]!.address)).toEqual(['10.0.0.1', '10.0.0.2']);
+  // the scheduler's next pod: the same nodes, in another order
+  const again = read(request([node('n2', '10.0.0.2'), node('n1', '10.0.0.1')]));
+  expect(again.nodes!.map((n) => n.metadata!.name)).toEqual(['n2', 'n1']);
+  expect(decoded).toEqual(['n1', 'n2']);
+  // n1 under the same name with other bytes (a forged request, or the node changed): its own bytes
+  const forged = read(request([node('n1', '192.168.9.9'), node('n2', '10.0.0.2')]));
+  expect(forged.nodes![0]!.status!.addresses![0]!.address).toBe('192.168.9.9');
+  expect(decoded).toEqual(['n1', 'n2', 'n1']);
+  // and the spans point at this request's bytes
+  const raw = request([node('n1', '10.0.0.1')]);
+  const spans = read(raw).nodeSpans!();
+  expect(JSON.parse(raw.toString('utf8', spans[0]![0], spans[0]![1]))).toEqual(node('n1', '10.0.0.1'));
+});
+
+test('a text that is not JSON is refused with JSON.parse’s words, wherever it is wrong', () => {
+  const { read } = counted();
+  const good = request([node('n1', '10.0.0.1'), node('n2', '10.0.0.2')]).toString();
+  read(Buffer.from(good)); // n1 and n2 are known now
+  const broken = [
+    good.replace('"10.0.0.2"}]', '"10.0.0.2"]]'), // inside a node
+    good.replace('}},{"metadata"', '}}{"metadata"'), // between nodes
+    good.replace('"namespace":"ns1"', '"namespace":ns1'), // in the Pod
+    good.slice(0, -1), // cut short
+    good.replace('"NodeNames":null', '"NodeNames":nul'),
+    good.replace('[{', '[,{'),
+  ];
+  for (const text of broken) {
+    let expected = '';
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      expected = (err as Error).message;
+    }
+    expect(expected).not.toBe('');
+    expect(() => read(Buffer.from(text))).toThrow(expected);
+  }
+});
+
+test('any text: read exactly as JSON.parse and the decoder read it (generated, with corruptions)', () => {
+  const { read } = counted();
+  const wire = (raw: Buffer) => decodeExtenderArgs(JSON.parse(raw.toString('utf8')) as unknown, raw);
+  const outcome = (f: () => ReturnType<typeof wire>) => {
+    try {
+      const args = f();
+      return { nodes: args.nodes, names: args.nodeNames, spans: args.nodeSpans?.() };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  };
+  const aNode = fc.record({
+    name: fc.constantFrom('n1', 'n2', 'n3', 'n"4', 'n\\5'),
+    ip: fc.constantFrom('10.0.0.1', '10.0.0.2', 'x'),
+    extra: fc.jsonValue(),
+  });
+  fc.assert(
+    fc.property(
+      fc.array(aNode, { maxLength: 5 }),
+      fc.nat(),
+      fc.constantFrom('', '}', ']', ',', '"', '\\', 'x', ' '),
+      fc.boolean(),
+      (nodes, at, junk, corrupt) => {
+        const text = request(nodes.map((n) => ({ ...node(n.name, n.ip), extra: n.extra }))).toString();
+        const i = at % (text.length + 1);
+        const raw = Buffer.from(corrupt ? text.slice(0, i) + junk + text.slice(i + (junk ? 0 : 1)) : text);
+        expect(outcome(() => read(raw))).toEqual(outcome(() => wire(raw)));
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
