@@ -1,5 +1,7 @@
 // The cluster as floatip sees it: read-only caches of the resources it reacts to, each kept in step
 // by a Reflector. Started together; every consumer reads from here, nobody lists on a hot path.
+// Only what is read: a Deployment pod's app comes from its ReplicaSet's name (galaxy's rule), so
+// ReplicaSets, whose status changes with every pod they create, are not watched.
 import {
   AppsV1Api,
   CoreV1Api,
@@ -7,7 +9,6 @@ import {
   type V1Deployment,
   type V1Node,
   type V1Pod,
-  type V1ReplicaSet,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
@@ -17,7 +18,6 @@ export class ClusterCache {
   readonly pods: Reflector<V1Pod>;
   readonly nodes: Reflector<V1Node>;
   readonly deployments: Reflector<V1Deployment>;
-  readonly replicaSets: Reflector<V1ReplicaSet>;
   readonly statefulSets: Reflector<V1StatefulSet>;
 
   constructor(kubeConfig: KubeConfig, log: Logger) {
@@ -42,12 +42,6 @@ export class ClusterCache {
       path: '/apis/apps/v1/deployments',
       list: (page) => apps.listDeploymentForAllNamespaces(page),
     });
-    this.replicaSets = new Reflector<V1ReplicaSet>({
-      ...common,
-      name: 'replicasets',
-      path: '/apis/apps/v1/replicasets',
-      list: (page) => apps.listReplicaSetForAllNamespaces(page),
-    });
     this.statefulSets = new Reflector<V1StatefulSet>({
       ...common,
       name: 'statefulsets',
@@ -57,7 +51,7 @@ export class ClusterCache {
   }
 
   private get all() {
-    return [this.pods, this.nodes, this.deployments, this.replicaSets, this.statefulSets];
+    return [this.pods, this.nodes, this.deployments, this.statefulSets];
   }
 
   async start(): Promise<void> {

@@ -125,7 +125,6 @@ const CALLS_CLUSTER_WIDE = [
   'nodes [] get list watch', // cluster.ts, cluster-world.ts fetchNode
   'events [] create', // events.ts
   'deployments.apps [] list watch', // cluster.ts
-  'replicasets.apps [] list watch',
   'statefulsets.apps [] list watch',
   'floatingips.galaxy.k8s.io [] get list watch create patch delete', // floating-ip-store.ts, -follower.ts
   'customresourcedefinitions.apiextensions.k8s.io [] list watch create', // crds.ts, workloads.ts
