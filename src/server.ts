@@ -175,6 +175,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     putAside: () => putAsidePods(cluster.pods.list(), options.resource),
     serving: () => serving() && notServingBecause() === undefined,
     counted: (why, pods) => metrics.requeued.inc({ why }, pods),
+    // once the previous leader's last binds have ended (their budget), and a second more
+    lateSweepMs: (options.bindTimeoutMs ?? DEFAULT_BIND_BUDGET_MS) + 1000,
   });
   // a configuration that arrives late (or changes) may let pods put aside meanwhile go on
   config.onChange(() => requeue.maybeStartedServing());
@@ -272,6 +274,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       log.info({ url: webhookUrl }, 'admission webhook listening');
     }
     stops.push(() => lifecycle.stop());
+    stops.push(async () => requeue.stop());
     // a filter refusing a pod for later is noted: a follower then asks the leader (http.ts)
     const refusals = new NotedRefusals(requeue);
     const verbs = {

@@ -53,6 +53,12 @@ export interface RequeueOptions {
   readonly serving: () => boolean;
   /** Counts the pods touched (metrics). */
   readonly counted?: (why: RequeueReason, pods: number) => void;
+  /**
+   * How long after it starts serving the pods put aside are sent back once more (0: not): binds the
+   * previous leader was still deciding fail within their budget, after the first sweep, and
+   * kube-scheduler v1.20 would otherwise retry such a pod only after its 60 s flush.
+   */
+  readonly lateSweepMs?: number;
 }
 
 export class Requeue {
@@ -66,6 +72,7 @@ export class Requeue {
   /** Whether the extender listens, and whether pods put aside are to be sent back at the next call. */
   private listening = false;
   private armed = false;
+  private late: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly annotate: AnnotatePod,
@@ -90,6 +97,19 @@ export class Requeue {
     if (!this.listening || !this.options.serving()) return;
     void this.kick(this.options.putAside());
     this.armed = true;
+    const lateMs = this.options.lateSweepMs ?? 0;
+    if (lateMs > 0) {
+      clearTimeout(this.late);
+      this.late = setTimeout(() => {
+        if (this.options.serving()) void this.kick(this.options.putAside());
+      }, lateMs);
+      this.late.unref();
+    }
+  }
+
+  /** No later sweep is pending (shutdown). */
+  stop(): void {
+    clearTimeout(this.late);
   }
 
   /** A call from the scheduler reached this replica. */

@@ -81,6 +81,27 @@ test('pods put aside while floatip was away: sent back once it listens and serve
   expect(touched).toEqual(['ns1/p1@u1', 'ns1/p1@u1']);
 });
 
+test('after a takeover, pods put aside are swept once more when the old leader’s last binds have ended', async () => {
+  const putAside: PodRef[] = [];
+  const touched: string[] = [];
+  const requeue = new Requeue(
+    (namespace, name) => {
+      touched.push(`${namespace}/${name}`);
+      return Promise.resolve();
+    },
+    silentLogger(),
+    { putAside: () => putAside, serving: () => true, lateSweepMs: 50 },
+  );
+  requeue.startedListening();
+  await new Promise((r) => setImmediate(r));
+  expect(touched).toEqual([]);
+  // a bind still under way on the old leader fails after the first sweep: its pod is put aside then
+  putAside.push({ namespace: 'ns1', name: 'late', uid: 'u1' });
+  await new Promise((r) => setTimeout(r, 120));
+  expect(touched).toEqual(['ns1/late']);
+  requeue.stop();
+});
+
 test('a touch that fails (the pod is gone) is logged, not thrown, and not counted', async () => {
   const counted: string[] = [];
   const requeue = new Requeue(() => Promise.reject(new Error('gone')), silentLogger(), {
