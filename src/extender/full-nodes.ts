@@ -26,18 +26,23 @@ export interface ReadRequest {
 
 const ITEMS_PATH = ['Nodes', 'items'] as const;
 const PLACEHOLDER = Buffer.from('0');
-/** The start every Node kube-scheduler sends has (Go's field order), from which its name is read. */
-const NAME_PREFIX = Buffer.from('{"metadata":{"name":"');
+/**
+ * Where a Node's name is written: Go writes ObjectMeta's name first (after kind and apiVersion,
+ * when the object has them). Only a key to the bytes last seen: a node is taken as known only when
+ * all its bytes equal those, so a mark found elsewhere costs a parse, never a wrong node.
+ */
+const NAME_MARK = Buffer.from('"metadata":{"name":"');
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** The node name at the start of a Node's bytes, when it is written as kube-scheduler writes it. */
+/** The node name in a Node's bytes, when it is written as kube-scheduler writes it. */
 function nameOf(bytes: Buffer): string | undefined {
-  if (bytes.length <= NAME_PREFIX.length || !bytes.subarray(0, NAME_PREFIX.length).equals(NAME_PREFIX))
-    return undefined;
-  const end = bytes.indexOf(QUOTE, NAME_PREFIX.length);
+  const mark = bytes.indexOf(NAME_MARK);
+  if (mark < 0) return undefined;
+  const from = mark + NAME_MARK.length;
+  const end = bytes.indexOf(QUOTE, from);
   if (end < 0) return undefined;
-  const name = bytes.subarray(NAME_PREFIX.length, end);
+  const name = bytes.subarray(from, end);
   return name.includes(BACKSLASH) ? undefined : name.toString('utf8');
 }
 

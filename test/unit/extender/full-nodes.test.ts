@@ -6,6 +6,8 @@ import { FullNodeReader } from '../../../src/extender/full-nodes.js';
 import { decodeExtenderArgs, decodeRequestNode } from '../../../src/extender/wire.js';
 
 const node = (name: string, ip: string) => ({
+  kind: 'Node',
+  apiVersion: 'v1',
   metadata: { name, resourceVersion: '7', labels: { zone: 'a' } },
   status: { addresses: [{ type: 'InternalIP', address: ip }], capacity: { pods: '110' } },
 });
@@ -56,7 +58,7 @@ test('a text that is not JSON is refused with JSON.parse’s words, wherever it 
   read(Buffer.from(good)); // n1 and n2 are known now
   const broken = [
     good.replace('"10.0.0.2"}]', '"10.0.0.2"]]'), // inside a node
-    good.replace('}},{"metadata"', '}}{"metadata"'), // between nodes
+    good.replace('}},{"kind"', '}}{"kind"'), // between nodes
     good.replace('"namespace":"ns1"', '"namespace":ns1'), // in the Pod
     good.slice(0, -1), // cut short
     good.replace('"NodeNames":null', '"NodeNames":nul'),
