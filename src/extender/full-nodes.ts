@@ -58,7 +58,15 @@ export class FullNodeReader {
     private readonly decode: (value: unknown, index: number) => V1Node,
     /** How many nodes are remembered (their bytes: a few KiB each). */
     private readonly limit = 10_000,
+    /**
+     * How many of their bytes at most: a caller choosing what is sent must not fill memory with
+     * huge "nodes" (a real Node is a few KiB; one over a 64th of this is never remembered).
+     */
+    private readonly limitBytes = 128 * 2 ** 20,
   ) {}
+
+  /** The bytes remembered now. */
+  private bytes = 0;
 
   /**
    * The request read, its nodes decoded where they lie at Nodes.items. Throws what JSON.parse or
@@ -111,8 +119,18 @@ export class FullNodeReader {
   }
 
   private remember(name: string, bytes: Buffer, node: V1Node): void {
-    this.seen.delete(name);
+    if (bytes.length > this.limitBytes / 64) return;
+    this.forget(name);
     this.seen.set(name, { bytes: Buffer.from(bytes), node });
-    if (this.seen.size > this.limit) this.seen.delete(this.seen.keys().next().value!);
+    this.bytes += bytes.length;
+    while (this.seen.size > this.limit || this.bytes > this.limitBytes)
+      this.forget(this.seen.keys().next().value!);
+  }
+
+  private forget(name: string): void {
+    const last = this.seen.get(name);
+    if (!last) return;
+    this.bytes -= last.bytes.length;
+    this.seen.delete(name);
   }
 }

@@ -108,3 +108,32 @@ test('any text: read exactly as JSON.parse and the decoder read it (generated, w
     { numRuns: 3000 },
   );
 });
+
+test('what is remembered is bounded in bytes: huge nodes are never kept, the oldest go first', () => {
+  const decoded: string[] = [];
+  const reader = new FullNodeReader(
+    (value, i) => {
+      const n = decodeRequestNode(value, i);
+      decoded.push(n.metadata!.name!);
+      return n;
+    },
+    10_000,
+    64 * 1024,
+  );
+  const read = (nodes: unknown[]) => {
+    const raw = request(nodes);
+    const r = reader.read(raw);
+    return decodeExtenderArgs(r.body, raw, r.known);
+  };
+  const big = { ...node('big', '10.0.0.9'), padding: 'x'.repeat(2000) };
+  read([big]);
+  read([big]);
+  // over a 64th of the bound: parsed each time, never kept
+  expect(decoded).toEqual(['big', 'big']);
+  // 1 KiB nodes fill the 64 KiB bound; the first ones are forgotten
+  const small = (i: number) => ({ ...node(`n${i}`, '10.0.0.1'), padding: 'y'.repeat(700) });
+  read(Array.from({ length: 100 }, (_, i) => small(i)));
+  decoded.length = 0;
+  read([small(99), small(0)]);
+  expect(decoded).toEqual(['n0']);
+});
