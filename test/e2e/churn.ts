@@ -103,10 +103,27 @@ class PodLedger {
     this.running = await runInformer(informer, () => this.warnings++);
   }
 
-  /** Pods neither bound nor gone, per the API server now (the informer may be behind). */
-  async unbound(namespace: string): Promise<string[]> {
+  /**
+   * Per the API server now (the informer may be behind): pods neither bound nor gone, with the
+   * scheduler's last word on each, and pods whose graceful deletion has not been finished for more
+   * than `lingerMs` (the fake kubelet's part; such a pod keeps its address, and its app's limit).
+   */
+  async unsettled(namespace: string, lingerMs: number): Promise<{ unbound: string[]; lingering: string[] }> {
     const pods = await clusterKubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace });
-    return pods.items.filter((p) => !p.spec?.nodeName).map((p) => p.metadata?.name ?? '');
+    const unbound = pods.items
+      .filter((p) => !p.spec?.nodeName)
+      .map((p) => {
+        const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+        return `${p.metadata?.name} (PodScheduled ${scheduled?.status ?? 'unset'}${scheduled?.message ? `: ${scheduled.message}` : ''})`;
+      });
+    const now = Date.now();
+    const lingering = pods.items
+      .filter((p) => p.metadata?.deletionTimestamp && now - p.metadata.deletionTimestamp.getTime() > lingerMs)
+      .map(
+        (p) =>
+          `pod ${p.metadata?.name} has been terminating for ${((now - p.metadata!.deletionTimestamp!.getTime()) / 1000).toFixed(0)} s: its deletion was not finished`,
+      );
+    return { unbound, lingering };
   }
 
   async stop(): Promise<void> {
@@ -257,6 +274,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
     problems: [
       ...settled.consistency.problems,
       ...settled.stuck.map((p) => `pod ${p} is neither bound nor gone`),
+      ...settled.lingering,
     ],
     silentWatches: silent,
     floatipRestarts: replicas.restarts,
@@ -272,17 +290,17 @@ async function settle(
   plan: ChurnPlan,
   replicas: Replicas,
   ledger: PodLedger,
-): Promise<{ consistency: Consistency; stuck: string[] }> {
+): Promise<{ consistency: Consistency; stuck: string[]; lingering: string[] }> {
   const deadline = Date.now() + 45_000;
   for (;;) {
     const leader = await replicas.leader();
-    const [consistency, stuck] = await Promise.all([
+    const [consistency, pods] = await Promise.all([
       consistencyProblems({ floatip: leader, config: SUITE_CONFIG, policies: true }),
-      ledger.unbound(plan.namespace),
+      ledger.unsettled(plan.namespace, 30_000),
     ]);
-    if ((consistency.problems.length === 0 && stuck.length === 0) || Date.now() > deadline) {
-      return { consistency, stuck };
-    }
+    const { unbound: stuck, lingering } = pods;
+    const quiet = consistency.problems.length === 0 && stuck.length === 0 && lingering.length === 0;
+    if (quiet || Date.now() > deadline) return { consistency, stuck, lingering };
     await sleep(1000);
   }
 }

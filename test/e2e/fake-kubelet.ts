@@ -26,7 +26,19 @@ export interface FakeKubeletOptions {
   readonly namespace?: string;
   /** Which nodes this kubelet runs (default: all), so a test can leave some nodes to itself. */
   readonly manages?: (nodeName: string) => boolean;
+  /**
+   * Called before each pod action's API call; an error returned is taken as that call's failure
+   * (a test's stand-in for an API server that is briefly away).
+   */
+  readonly interfere?: (action: PodAction, pod: string) => Error | undefined;
 }
+
+/** What the kubelet does to a pod on its own: start it, or finish its graceful deletion. */
+export type PodAction = 'start' | 'finish-deletion';
+
+/** A failed pod action is tried again after this long, doubling up to the cap, as a kubelet's sync loop would. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 8_000;
 
 export interface HeartbeatStop {
   /** Unknown: what the node lifecycle controller writes when a kubelet goes silent. False: the kubelet reports NotReady. */
@@ -50,6 +62,10 @@ const NOT_READY_TAINTS = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/
  *   requests tke.cloud.tencent.com/eni-ip waits for that annotation, as galaxy's CNI would;
  * - deletionTimestamp set: finishes the graceful deletion (gracePeriodSeconds 0, UID precondition);
  * - on demand: evict, fail, succeed.
+ * An action that fails for a reason that can pass (the API server away, a reset, a 5xx or 429) is
+ * tried again with backoff until it succeeds or the pod is gone, as the kubelet's sync loop does:
+ * without that, a pod whose deletion failed while kube-apiserver restarted stays Terminating for
+ * good, and its address with it.
  * A node whose heartbeat is stopped has a dead kubelet: its pods are neither started nor is their
  * deletion finished, until resumeHeartbeat.
  * Problems go to `errors` (a scenario can assert it stays empty) rather than being thrown, as a
@@ -72,6 +88,8 @@ export class FakeKubelet {
   private readonly terminal = new Set<string>();
   private readonly deleted = new Set<string>();
   private readonly hostIPs = new Map<string, Promise<string | undefined>>();
+  /** Per pod UID, the delay before the next retry of its failed action, and its timer. */
+  private readonly retries = new Map<string, { delayMs: number; timer?: NodeJS.Timeout }>();
   private watch: RunningInformer | undefined;
 
   constructor(private readonly options: FakeKubeletOptions = {}) {
@@ -97,6 +115,8 @@ export class FakeKubelet {
 
   async stop(): Promise<void> {
     this.running = false;
+    for (const r of this.retries.values()) clearTimeout(r.timer);
+    this.retries.clear();
     await this.watch?.stop();
     await this.idle();
   }
@@ -167,14 +187,43 @@ export class FakeKubelet {
       return;
     }
     const action = this.reconcile(pod)
-      .catch((err: unknown) => this.report(`${podName(pod)}: ${describeError(err)}`))
+      .then(
+        () => {
+          this.retries.delete(uid);
+        },
+        (err: unknown) => {
+          if (isTransient(err)) this.retryLater(pod, err);
+          else this.report(`${podName(pod)}: ${describeError(err)}`);
+        },
+      )
       .finally(() => {
         this.inFlight.delete(uid);
         if (!this.dirty.delete(uid)) return;
-        const latest = this.informer?.get(pod.metadata?.name ?? '', pod.metadata?.namespace);
-        if (latest?.metadata?.uid === uid) this.kick(latest);
+        const latest = this.current(pod);
+        if (latest) this.kick(latest);
       });
     this.inFlight.set(uid, action);
+  }
+
+  /** The informer's copy of this incarnation of the pod, if it is still there. */
+  private current(pod: V1Pod): V1Pod | undefined {
+    const latest = this.informer?.get(pod.metadata?.name ?? '', pod.metadata?.namespace);
+    return latest?.metadata?.uid === pod.metadata?.uid ? latest : undefined;
+  }
+
+  private retryLater(pod: V1Pod, err: unknown): void {
+    const uid = pod.metadata?.uid ?? '';
+    const retry = this.retries.get(uid) ?? { delayMs: RETRY_FIRST_MS };
+    this.retries.set(uid, retry);
+    this.warnings.push(`${podName(pod)}: ${describeError(err)}; trying again in ${retry.delayMs} ms`);
+    clearTimeout(retry.timer);
+    retry.timer = setTimeout(() => {
+      const latest = this.current(pod);
+      if (latest && this.running) this.kick(latest);
+      else this.retries.delete(uid);
+    }, retry.delayMs);
+    retry.timer.unref();
+    retry.delayMs = Math.min(retry.delayMs * 2, RETRY_MAX_MS);
   }
 
   private async reconcile(pod: V1Pod): Promise<void> {
@@ -195,6 +244,7 @@ export class FakeKubelet {
   private async finishDeletion(pod: V1Pod): Promise<void> {
     const { name, namespace, uid } = ids(pod);
     try {
+      this.interfered('finish-deletion', pod);
       await this.core.deleteNamespacedPod({
         name,
         namespace,
@@ -233,6 +283,7 @@ export class FakeKubelet {
       })),
     };
     try {
+      this.interfered('start', pod);
       // the UID in the patch makes it fail, rather than touch a newer pod of the same name
       await this.core.patchNamespacedPodStatus(
         { name, namespace, body: { metadata: { uid }, status } },
@@ -366,9 +417,26 @@ export class FakeKubelet {
     return ip;
   }
 
+  private interfered(action: PodAction, pod: V1Pod): void {
+    const err = this.options.interfere?.(action, `${pod.metadata?.namespace}/${pod.metadata?.name}`);
+    if (err) throw err;
+  }
+
   private report(message: string): void {
     this.errors.push(message);
   }
+}
+
+/** A failure that can pass: a 5xx or 429, or no answer (refused, reset, timed out: a system error code). */
+function isTransient(err: unknown): boolean {
+  const code = httpCode(err);
+  if (code !== undefined) return code >= 500 || code === 429;
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  return [err, cause].some(
+    (e) =>
+      typeof (e as { code?: unknown } | undefined)?.code === 'string' ||
+      (e as Error | undefined)?.name === 'FetchError',
+  );
 }
 
 /**

@@ -77,12 +77,24 @@ describe.each([false, true])('harness with nodeCacheCapable=%s', (nodeCacheCapab
   const selector = 'app=web';
   let extender: TinyExtender;
   let kubelet: FakeKubelet;
+  /** By "namespace/name": how many more of the pod's deletion-finishing calls fail as if refused. */
+  const failDeletions = new Map<string, number>();
 
   beforeAll(async () => {
     await restartScheduler({ nodeCacheCapable });
     extender = await startTinyExtender();
     await ensureNamespace(ns);
-    kubelet = new FakeKubelet({ namespace: ns });
+    kubelet = new FakeKubelet({
+      namespace: ns,
+      interfere: (action, pod) => {
+        const left = failDeletions.get(pod) ?? 0;
+        if (action !== 'finish-deletion' || left === 0) return undefined;
+        failDeletions.set(pod, left - 1);
+        return Object.assign(new Error(`connect ECONNREFUSED (a test's stand-in for ${pod})`), {
+          code: 'ECONNREFUSED',
+        });
+      },
+    });
     await kubelet.start();
     await createNodes(nodes, nodeIPs, { [ENI_IP]: '16' });
   });
@@ -153,6 +165,20 @@ describe.each([false, true])('harness with nodeCacheCapable=%s', (nodeCacheCapab
     const fresh = after.filter((p) => !oldUids.has(p.metadata?.uid));
     expect(fresh).toHaveLength(1);
     expect(fresh[0]?.metadata?.annotations?.[CNI_ARGS_ANNOTATION]).toBe(TINY_CNI_ARGS);
+  });
+
+  test(`E2E-H3b (${tag}) a deletion the fake kubelet failed to finish (API server away) is tried again until done`, async () => {
+    const victim = (await runningPods(ns, selector, 3))[0]!;
+    const name = victim.metadata!.name!;
+    failDeletions.set(`${ns}/${name}`, 2);
+    const warningsBefore = kubelet.warnings.length;
+    await core.deleteNamespacedPod({ name, namespace: ns });
+    await podGone(ns, name);
+    expect(failDeletions.get(`${ns}/${name}`)).toBe(0);
+    const retried = kubelet.warnings.slice(warningsBefore).filter((w) => w.includes(`${ns}/${name}`));
+    expect(retried).toHaveLength(2);
+    expect(retried[0]).toMatch(/ECONNREFUSED.*trying again in 500 ms/);
+    await runningPods(ns, selector, 3);
   });
 
   test(`E2E-H4 (${tag}) evict, succeed, and a node whose kubelet stops and resumes`, async () => {
