@@ -8,7 +8,6 @@ import { startFailoverProxy, type FailoverProxy } from './failover-proxy.js';
 import { kubeconfigThrough, startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { FAST_LEADER_ELECTION, FloatipProcess, floatipKubeconfig } from './floatip.js';
 import { sleep, waitFor } from './wait.js';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const FAULT_KINDS = [
@@ -23,19 +22,6 @@ export const FAULT_KINDS = [
   'blackhole',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
-
-/**
- * How often kube-scheduler has said so far that its cache is corrupted (and exited): a pod bound on
- * another node than it assumed, from a bind that landed after the scheduler stopped waiting for it.
- */
-export function schedulerCacheCorruptions(): number {
-  try {
-    const log = readFileSync(join(runDir(), 'kube-scheduler.log'), 'utf8');
-    return log.split('Scheduler cache is corrupted').length - 1;
-  } catch {
-    return 0;
-  }
-}
 
 /** How long a component stays down, the latency lasts, the blackhole lasts. */
 const DOWN_MS = 2500;

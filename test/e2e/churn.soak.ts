@@ -39,6 +39,7 @@ scenario(
     writeFileSync(join(runDir(), 'soak-figures.json'), JSON.stringify({ started, figures }, null, 2));
     expect(figures.problems).toEqual([]);
     expect(Object.values(figures.invariants)).toEqual([...INVARIANTS, 'stuck'].map(() => 0));
-    expect(figures.schedulerCacheCorruptions).toBe(0);
+    // kube-scheduler v1.37.2's own exits (kubernetes PR 141255) are counted; any other is not allowed
+    expect(figures.schedulerExits.total - figures.schedulerExits.onRelist).toBe(0);
   },
 );

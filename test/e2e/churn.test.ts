@@ -33,8 +33,10 @@ scenario(
     );
     note(`E2E-R1:\n${describeFigures(figures)}`);
     expect(figures.problems).toEqual([]);
-    // kube-scheduler exits for a corrupted cache are counted and printed, not yet required to be 0:
-    // on v1.37.2 one still happens now and then after a leader SIGKILL (README, Reliability)
+    // kube-scheduler v1.37.2 exits by itself when a relist merges a StatefulSet pod and its re-created
+    // successor on another node (kubernetes PR 141255, reproduced without floatip by E2E-H8): those
+    // are counted; an exit on any other path would be a binding that landed late, and is not allowed
+    expect(figures.schedulerExits.total - figures.schedulerExits.onRelist).toBe(0);
     expect(Object.values(figures.invariants)).toEqual([...INVARIANTS, 'stuck'].map(() => 0));
     expect(Object.values(figures.faults)).toEqual(FAULT_KINDS.map(() => 1));
     expect(figures.operations).toBeGreaterThan(300);

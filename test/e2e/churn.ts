@@ -11,11 +11,11 @@ import {
   Replicas,
   type FaultKind,
   type FaultRecord,
-  schedulerCacheCorruptions,
 } from './churn-faults.js';
 import { catalogue, CHURN_POOL, CHURN_POOL_SIZE, WorkloadDriver, type Workload } from './churn-workloads.js';
 import { clusterKubeConfig } from './cluster.js';
 import { FakeKubelet } from './fake-kubelet.js';
+import { schedulerExits, type SchedulerExits } from './scheduler-log.js';
 import { GROUPS, SUITE_CONFIG } from './groups.js';
 import { runInformer } from './informers.js';
 import { applyCrds, consistencyProblems, createPool, deletePool, type Consistency } from './ipam-state.js';
@@ -62,8 +62,11 @@ export interface ChurnFigures {
   /** Silent watches floatip gave up on after a blackhole, and the longest it took (from its start). */
   silentWatches: { noticed: number; maxMs: number };
   floatipRestarts: number;
-  /** kube-scheduler exits for a corrupted cache (a binding that landed after it gave up). */
-  schedulerCacheCorruptions: number;
+  /**
+   * kube-scheduler exits for a corrupted cache: all of them, and those that came as its pod relist
+   * was applied (kubernetes PR 141255, E2E-H8); any other would be a binding landing late.
+   */
+  schedulerExits: { total: number; onRelist: number };
 }
 
 /** A small seeded generator (mulberry32), so a run can be repeated. */
@@ -181,7 +184,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
   let failed = 0;
   let lastFailure = '';
   const started = Date.now();
-  const corruptionsBefore = schedulerCacheCorruptions();
+  const exitsBefore = schedulerExits();
   let faultsOver = false;
   const done = () =>
     faultsOver || operations >= plan.operations || Date.now() - started >= plan.maxDurationMs;
@@ -278,7 +281,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
     ],
     silentWatches: silent,
     floatipRestarts: replicas.restarts,
-    schedulerCacheCorruptions: Math.max(0, schedulerCacheCorruptions() - corruptionsBefore),
+    schedulerExits: exitsSince(exitsBefore),
   };
 }
 
@@ -327,6 +330,11 @@ function silentWatchNotices(
   return { noticed, maxMs };
 }
 
+function exitsSince(before: SchedulerExits): ChurnFigures['schedulerExits'] {
+  const now = schedulerExits();
+  return { total: now.total - before.total, onRelist: now.onRelist - before.onRelist };
+}
+
 /** The figures as the README and the soak print them. */
 export function describeFigures(f: ChurnFigures): string {
   const faults = Object.entries(f.faults)
@@ -339,7 +347,7 @@ export function describeFigures(f: ChurnFigures): string {
   const inv = [...INVARIANTS, 'stuck' as const].map((k) => `${k} ${f.invariants[k]}`).join(', ');
   return [
     `operations ${f.operations} in ${(f.runMs / 1000).toFixed(0)} s (${ops}); failed while faulted ${f.failedOperations}`,
-    `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}; kube-scheduler exits for a corrupted cache ${f.schedulerCacheCorruptions}`,
+    `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}; kube-scheduler exits for a corrupted cache ${f.schedulerExits.total} (${f.schedulerExits.onRelist} as its pod relist was applied: kubernetes PR 141255)`,
     `pods ${f.pods}`,
     `invariants: ${inv}`,
     `silent watches given up on after blackholes: ${f.silentWatches.noticed}, at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,

@@ -129,7 +129,14 @@ async function runE2eScript(
 ): Promise<void> {
   const path = join(KUBE_SCRIPTS, 'e2e.sh');
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(path, [command, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    // its own process group: when a script in the tests' group exits and the kernel finds that
+    // group orphaned, it sends SIGCONT to every stopped member, which would wake a component a test
+    // stopped on purpose (E2E-H8); in a group of their own, the components it starts are spared too
+    const child = spawn(path, [command, ...args], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-8000);
