@@ -155,13 +155,18 @@ export function churnCluster(namespace: string): {
     await kubelet.start();
   });
   afterAll(async () => {
-    await replicas?.close();
-    await stopAllFloatips();
-    await startFloatip({ name: `${namespace}-cleanup` });
-    await endNamespace(namespace, kubelet);
-    await cleanUpFile(CHURN_GROUPS);
-    await deletePool(CHURN_POOL);
-    await stopAllFloatips();
+    try {
+      await replicas?.close();
+      await stopAllFloatips();
+      await startFloatip({ name: `${namespace}-cleanup` });
+      await endNamespace(namespace, kubelet);
+      await cleanUpFile(CHURN_GROUPS);
+      await deletePool(CHURN_POOL);
+    } finally {
+      // whatever failed above, no floatip outlives the run (one left would hold the extender port)
+      await stopAllFloatips();
+      await kubelet?.stop();
+    }
   });
   return { startReplicas: async (resyncInterval) => (replicas = await Replicas.start(resyncInterval)) };
 }

@@ -117,7 +117,9 @@ export class FakeKubelet {
     this.running = false;
     for (const r of this.retries.values()) clearTimeout(r.timer);
     this.retries.clear();
-    await this.watch?.stop();
+    const watch = this.watch;
+    this.watch = undefined; // a second stop has nothing to stop
+    await watch?.stop();
     await this.idle();
   }
 

@@ -53,9 +53,25 @@ export async function endNamespace(namespace: string, kubelet: FakeKubelet | und
         return true;
       }
     },
-    { timeoutMs: 90_000, intervalMs: 250 },
+    { timeoutMs: 90_000, intervalMs: 250, describe: () => remainingPods(core, namespace, kubelet) },
   );
   await kubelet?.stop();
+}
+
+/** What holds a namespace's deletion up, for a timeout's message: its pods and the kubelet's word. */
+async function remainingPods(
+  core: CoreV1Api,
+  namespace: string,
+  kubelet: FakeKubelet | undefined,
+): Promise<string> {
+  const pods = (await core.listNamespacedPod({ namespace })).items;
+  const shown = pods.slice(0, 8).map((p) => {
+    const m = p.metadata;
+    const finalizers = m?.finalizers?.length ? ` finalizers ${m.finalizers.join(',')}` : '';
+    return `${m?.name}@${p.spec?.nodeName ?? '-'} ${p.status?.phase ?? '?'}${m?.deletionTimestamp ? ' terminating' : ''}${finalizers}`;
+  });
+  const said = [...(kubelet?.errors ?? []), ...(kubelet?.warnings ?? [])].slice(-5);
+  return `${pods.length} pods left: ${shown.join('; ')}; fake kubelet's last words: ${said.join(' | ') || 'none'}`;
 }
 
 /** Starts floatip on the suite's extender port and waits for /readyz. */
