@@ -1,7 +1,8 @@
 // The binding write of a bind: galaxy's retries, bounded by the bind's deadline, and what an
-// unanswered binding means. A binding whose answer never came may have landed: the pod is read back
-// before anything is undone, and while it may still land nothing is (an address undone there could
-// go to another pod while this one runs with it).
+// undecided binding means. A binding whose answer never came, or that failed inside the API server
+// (a 5xx: etcd timed out or went away, and the write may still have been applied), may have landed:
+// the pod is read back before anything is undone, and while it may still land nothing is (an address
+// undone there could go to another pod while this one runs with it).
 import type { V1Pod } from '@kubernetes/client-node';
 import { type AllocationKey, type ErrorKind, kindOf } from '../ipam/index.js';
 import type { ClusterWorld } from '../kube/cluster-world.js';
@@ -32,7 +33,8 @@ export const DEFAULT_BIND_BUDGET_MS = 4000;
 export const BINDING_MIN_MS = 250;
 
 /**
- * The binding's answer never came (the call timed out or its connection died): it may have landed.
+ * The binding's answer never came (the call timed out or its connection died) or was a 5xx: it may
+ * have landed.
  * The pod keeps its addresses (undoing could hand them to another pod while this one runs with
  * them); a later bind of the pod reuses them, and its deletion releases them by its policy.
  */
@@ -47,8 +49,8 @@ export class PodBinding {
 
   /**
    * galaxy retries the binding for up to 3 s every 500 ms, but not when the pod is gone; here no
-   * attempt outlives the bind's deadline either. An attempt whose answer never came may have landed:
-   * the pod is read back before anything is undone.
+   * attempt outlives the bind's deadline either. An attempt whose answer never came, or was a 5xx,
+   * may have landed: the pod is read back before anything is undone.
    */
   async bind(
     pod: V1Pod,
@@ -61,7 +63,7 @@ export class PodBinding {
     const namespace = pod.metadata?.namespace ?? 'default';
     const name = pod.metadata?.name ?? '';
     const until = Math.min(deadline, this.clock() + BINDING_DEADLINE_MS);
-    let unanswered: unknown;
+    let undecided: unknown;
     for (;;) {
       const left = until - this.clock();
       let err: unknown;
@@ -76,11 +78,12 @@ export class PodBinding {
         }
       }
       const status = err instanceof KubeApiError ? err.status : undefined;
-      if (status === 0) unanswered = err;
+      if (mayHaveLanded(status)) undecided = err;
       const gone = status === 404 || status === 409;
       if (gone || left < BINDING_MIN_MS || this.clock() + BINDING_RETRY_MS > until) {
-        if (unanswered !== undefined && status !== 404) {
-          return this.settle(pod, key, uid, nodeName, unanswered, err);
+        // a 409 after an undecided attempt is most likely that attempt, landed
+        if (undecided !== undefined && status !== 404) {
+          return this.settle(pod, key, uid, nodeName, undecided, err);
         }
         throw new BindError(`update pod ${key.text}: ${errorText(err)}`, kindOf(err) ?? 'transient');
       }
@@ -89,18 +92,19 @@ export class PodBinding {
   }
 
   /**
-   * After a binding attempt whose answer never came, and a last one that failed: what the API server
-   * has. Bound here: the bind succeeded. Gone, another incarnation, or bound elsewhere: it did not
-   * land, and undoing is safe. Unbound or unreadable: it may still land, so nothing is undone.
+   * After an undecided binding attempt, and a last one that failed: what the API server has. Bound
+   * here: the bind succeeded. Gone, another incarnation, or bound elsewhere: it did not land, and
+   * undoing is safe. Unbound or unreadable: it may still land, so nothing is undone.
    */
   private async settle(
     pod: V1Pod,
     key: AllocationKey,
     uid: string,
     nodeName: string,
-    unanswered: unknown,
+    undecided: unknown,
     last: unknown,
   ): Promise<void> {
+    const what = `the binding to ${nodeName} ${undecidedText(undecided)}`;
     const namespace = pod.metadata?.namespace ?? 'default';
     const name = pod.metadata?.name ?? '';
     let now: V1Pod | undefined;
@@ -108,15 +112,15 @@ export class PodBinding {
       now = await this.world.pods.fetch(namespace, name);
     } catch (err) {
       throw new BindingOutcomeUnknown(
-        `update pod ${key.text}: the binding to ${nodeName} was not answered (${errorText(unanswered)}) and the pod could not be read back (${errorText(err)}); its addresses stay held for it`,
+        `update pod ${key.text}: ${what} and the pod could not be read back (${errorText(err)}); its addresses stay held for it`,
         'transient',
       );
     }
     const incarnation = uid || pod.metadata?.uid;
     if (now && now.metadata?.uid === incarnation && now.spec?.nodeName === nodeName) {
       this.log.info(
-        { pod: `${namespace}/${name}`, node: nodeName, err: errorText(unanswered) },
-        'binding was not answered but landed',
+        { pod: `${namespace}/${name}`, node: nodeName, err: errorText(undecided) },
+        'binding was undecided but landed',
       );
       return;
     }
@@ -124,8 +128,18 @@ export class PodBinding {
       throw new BindError(`update pod ${key.text}: ${errorText(last)}`, kindOf(last) ?? 'transient');
     }
     throw new BindingOutcomeUnknown(
-      `update pod ${key.text}: the binding to ${nodeName} was not answered (${errorText(unanswered)}) and the pod is not bound yet; its addresses stay held for it`,
+      `update pod ${key.text}: ${what} and the pod is not bound yet; its addresses stay held for it`,
       'transient',
     );
   }
+}
+
+/** No answer (status 0), or a failure inside the API server (5xx): the write may have been applied. */
+const mayHaveLanded = (status: number | undefined): boolean =>
+  status === 0 || (status !== undefined && status >= 500);
+
+function undecidedText(err: unknown): string {
+  const status = err instanceof KubeApiError ? err.status : undefined;
+  const how = status === 0 ? 'was not answered' : 'failed inside the API server, which may have applied it';
+  return `${how} (${errorText(err)})`;
 }

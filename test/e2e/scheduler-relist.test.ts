@@ -4,7 +4,7 @@
 // v1.37.2 does not and exits ("Pod updated on a different node than previously added to. Scheduler
 // cache is corrupted"), kubernetes/kubernetes PR 141255 (open). StatefulSet pods re-created during
 // the churn's kube-apiserver and etcd restarts do exactly this, so the churn counts such exits apart
-// (churn-faults.ts, schedulerExits): this test is the evidence that they are the scheduler's own.
+// (scheduler-log.ts, schedulerExits): this test is the evidence that they are the scheduler's own.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';

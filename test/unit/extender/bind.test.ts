@@ -135,6 +135,39 @@ test('a binding whose answer never came but which landed is a bind: nothing is u
   expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => a.ip)).toEqual(['10.0.100.10', 'fd00::10']);
 });
 
+test('a binding that failed inside the API server (5xx) but was applied is a bind: the 409 that follows is its own', async () => {
+  const { binder, store, allocator, add, answers, time } = setup();
+  add(pod('p1'));
+  answers.push(
+    (target) => {
+      // etcd took the write, the API server answered before it heard back
+      add(pod('p1', { nodeName: target }));
+      time.now += 500;
+      return new KubeApiError(500, 'InternalError', 'etcdserver: request timed out');
+    },
+    () => new KubeApiError(409, 'Conflict', 'pod p1 is already assigned to node "a1"'),
+  );
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+  expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => a.ip)).toEqual(['10.0.100.10', 'fd00::10']);
+});
+
+test('5xx until the budget is spent, the pod still unbound: the binding may yet be applied, so nothing is undone', async () => {
+  const { binder, store, allocator, add, answers, time } = setup();
+  add(pod('p1'));
+  for (let i = 0; i < 3; i++) {
+    answers.push(() => {
+      time.now += 1000;
+      return new KubeApiError(503, 'ServiceUnavailable', 'etcdserver: leader changed');
+    });
+  }
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toMatch(
+    /^update pod NULL_ns1_NULL_p1: the binding to a1 failed inside the API server, which may have applied it \(.*leader changed\) and the pod is not bound yet; its addresses stay held for it$/,
+  );
+  expect(allocator.byKey('NULL_ns1_NULL_p1')).toHaveLength(2);
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+});
+
 test('a binding never answered, the pod still unbound: it may land yet, so the pod keeps its addresses', async () => {
   const { binder, store, allocator, add, answers, time } = setup();
   add(pod('p1'));
