@@ -118,39 +118,32 @@ test('a failed binding undoes every write, and the Event says it failed', async 
 
 const unanswered = () => new KubeApiError(0, '', 'bind pod ns1/p1 to a1: This operation was aborted');
 
-test('a binding whose answer never came but which landed is a bind: nothing is undone', async () => {
-  const { binder, store, allocator, add, answers, time } = setup();
-  add(pod('p1'));
-  answers.push(
-    (target) => {
-      // the API server bound it; its answer was lost (timeout, connection reset, a restart)
-      add(pod('p1', { nodeName: target }));
-      time.now += 500;
-      return unanswered();
-    },
-    () => new KubeApiError(409, 'Conflict', 'pod p1 is already assigned to node "a1"'),
-  );
-  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
-  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
-  expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => a.ip)).toEqual(['10.0.100.10', 'fd00::10']);
-});
-
-test('a binding that failed inside the API server (5xx) but was applied is a bind: the 409 that follows is its own', async () => {
-  const { binder, store, allocator, add, answers, time } = setup();
-  add(pod('p1'));
-  answers.push(
-    (target) => {
-      // etcd took the write, the API server answered before it heard back
-      add(pod('p1', { nodeName: target }));
-      time.now += 500;
-      return new KubeApiError(500, 'InternalError', 'etcdserver: request timed out');
-    },
-    () => new KubeApiError(409, 'Conflict', 'pod p1 is already assigned to node "a1"'),
-  );
-  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
-  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
-  expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => a.ip)).toEqual(['10.0.100.10', 'fd00::10']);
-});
+test.each([
+  // its answer was lost (timeout, connection reset, a restart)
+  ['never answered', unanswered],
+  // etcd took the write, the API server answered before it heard back
+  [
+    'failed inside the API server (5xx)',
+    () => new KubeApiError(500, 'InternalError', 'etcdserver: request timed out'),
+  ],
+])(
+  'a binding %s but applied is a bind: the 409 that follows is its own, nothing is undone',
+  async (_, failure) => {
+    const { binder, store, allocator, add, answers, time } = setup();
+    add(pod('p1'));
+    answers.push(
+      (target) => {
+        add(pod('p1', { nodeName: target }));
+        time.now += 500;
+        return failure();
+      },
+      () => new KubeApiError(409, 'Conflict', 'pod p1 is already assigned to node "a1"'),
+    );
+    expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
+    expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+    expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => a.ip)).toEqual(['10.0.100.10', 'fd00::10']);
+  },
+);
 
 test('5xx until the budget is spent, the pod still unbound: the binding may yet be applied, so nothing is undone', async () => {
   const { binder, store, allocator, add, answers, time } = setup();
