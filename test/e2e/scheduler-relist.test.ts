@@ -67,6 +67,12 @@ afterAll(async () => {
   await deleteNamespace(ns);
   await deleteNodes(nodes);
   await restartScheduler();
+  // each kube-apiserver restart fails every watch and list of kube-controller-manager several times,
+  // and client-go's reflector backs off (0.8 s doubling to 30 s, jittered up to 60 s): after this
+  // test its informers were blind for a minute, and the next suite's Deployment got its pods 33 s
+  // late (CI, v1.37.2). A fresh controller manager watches at once.
+  await controlComponent('stop', 'kube-controller-manager');
+  await controlComponent('start', 'kube-controller-manager');
 });
 
 /** "Caches populated" lines of the pod informer so far (v1.37 logs each list it applies at -v=2). */
