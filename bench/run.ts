@@ -7,6 +7,7 @@ import { benchIpam } from './ipam.js';
 import { benchRest } from './rest.js';
 import { benchStore } from './store.js';
 import type { BenchResult } from './types.js';
+import { benchWatch } from './watch.js';
 
 const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   ipam: benchIpam,
@@ -15,6 +16,7 @@ const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   extender: benchExtender,
   rest: benchRest,
   cni: benchCni,
+  watch: benchWatch,
 };
 
 function machine(): string {

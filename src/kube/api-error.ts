@@ -34,6 +34,19 @@ export const isConflict = (err: unknown): boolean => err instanceof KubeApiError
 export const isAlreadyExists = (err: unknown): boolean =>
   err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists';
 
+/** The error of an answer that is not a success: its Status's reason and message when it has one. */
+export function answerError(status: number, text: string, what: string): KubeApiError {
+  let s: { reason?: unknown; message?: unknown } | undefined;
+  try {
+    s = text ? (JSON.parse(text) as typeof s) : undefined;
+  } catch {
+    s = undefined;
+  }
+  const reason = typeof s?.reason === 'string' ? s.reason : '';
+  const message = typeof s?.message === 'string' ? s.message : text || `HTTP ${status}`;
+  return new KubeApiError(status, reason, `${what}: ${message}`);
+}
+
 /** Translates whatever client-node threw into a KubeApiError. */
 export function kubeError(err: unknown, what: string): KubeApiError {
   if (err instanceof KubeApiError) return err;

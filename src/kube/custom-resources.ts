@@ -1,13 +1,7 @@
-// One custom resource (FloatingIP, Pool) over @kubernetes/client-node: list in pages, watch,
-// get, create, merge-patch, delete. Failures become KubeApiError, which says what happened in
+// One custom resource (FloatingIP, Pool) over @kubernetes/client-node: list in pages (watched by
+// reflector.ts), get, create, merge-patch, delete. Failures become KubeApiError, which says what happened in
 // Kubernetes' terms (status code and reason) so callers can tell a conflict from an outage.
-import {
-  CustomObjectsApi,
-  type KubeConfig,
-  PatchStrategy,
-  Watch,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { JsonPost } from './json-post.js';
 import { KubeApiError, kubeError } from './api-error.js';
@@ -43,17 +37,8 @@ export interface ListPage {
   readonly resourceVersion: string;
 }
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
-
-export interface WatchHandle {
-  /** Settles when the watch ends: resolves on a normal end, rejects with KubeApiError (410 when too old). */
-  readonly done: Promise<void>;
-  stop(): void;
-}
-
 export class CustomResourceClient {
   private readonly api: CustomObjectsApi;
-  private readonly watcher: Watch;
   private readonly writer: JsonPost;
 
   constructor(
@@ -61,7 +46,6 @@ export class CustomResourceClient {
     readonly ref: ResourceRef,
   ) {
     this.api = kubeConfig.makeApiClient(CustomObjectsApi);
-    this.watcher = new Watch(kubeConfig);
     this.writer = new JsonPost(kubeConfig);
   }
 
@@ -111,46 +95,6 @@ export class CustomResourceClient {
       if (!resourceVersion) resourceVersion = page.resourceVersion;
     } while (token);
     return { items, resourceVersion };
-  }
-
-  async watch(
-    resourceVersion: string,
-    onEvent: (type: WatchEventType, object: unknown) => void,
-  ): Promise<WatchHandle> {
-    let settle!: (err?: unknown) => void;
-    const done = new Promise<void>((resolve, reject) => {
-      settle = (err?: unknown) => (err ? reject(err) : resolve());
-    });
-    let failure: KubeApiError | undefined;
-    const controller = await this.watcher
-      .watch(
-        this.path,
-        { resourceVersion, allowWatchBookmarks: true },
-        (type: string, object: unknown) => {
-          if (type === 'ERROR') {
-            const status = object as { code?: number; reason?: string; message?: string };
-            failure = new KubeApiError(
-              status.code ?? 500,
-              status.reason ?? '',
-              status.message ?? 'watch error',
-            );
-            controller?.abort();
-            return;
-          }
-          onEvent(type as WatchEventType, object);
-        },
-        (err: unknown) => {
-          if (failure) settle(failure);
-          else if (err && (err as Error).name !== 'AbortError')
-            settle(kubeError(err, `watch ${this.describe()}`));
-          else settle();
-        },
-      )
-      .catch((err: unknown) => {
-        settle(kubeError(err, `watch ${this.describe()}`));
-        return undefined;
-      });
-    return { done, stop: () => controller?.abort() };
   }
 
   /** The object, or undefined when there is none. */

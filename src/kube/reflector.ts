@@ -7,9 +7,11 @@
 // would otherwise be followed forever: every watch asks the server to end it after
 // `watchTimeoutSeconds`, so a healthy one ends by then; one still open `SILENCE_GRACE_MS` later
 // (or still waiting for its response headers) is given up on and watched again from its version.
-import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
-import { KubeApiError, kubeError } from './custom-resources.js';
+import { ApiConnection } from './api-connection.js';
+import { KubeApiError, kubeError } from './api-error.js';
+import { watchLines, type WatchRequest } from './watch-lines.js';
 
 export interface ListResult<T> {
   items: T[];
@@ -62,7 +64,7 @@ export const objectKey = (o: KubernetesObject): string =>
 export class Reflector<T extends KubernetesObject> {
   private readonly cache = new Map<string, T>();
   private readonly handlers: Record<ReflectorEvent, Handler<T>[]> = { add: [], update: [], delete: [] };
-  private readonly watcher: Watch;
+  private readonly connection: ApiConnection;
   private version = '';
   private stopped = false;
   private abort: (() => void) | undefined;
@@ -70,7 +72,7 @@ export class Reflector<T extends KubernetesObject> {
   private everSynced = false;
 
   constructor(private readonly options: ReflectorOptions<T>) {
-    this.watcher = new Watch(options.kubeConfig);
+    this.connection = new ApiConnection(options.kubeConfig);
   }
 
   on(event: ReflectorEvent, handler: Handler<T>): this {
@@ -173,70 +175,70 @@ export class Reflector<T extends KubernetesObject> {
         allowWatchBookmarks: true,
         timeoutSeconds,
       };
-      let controller: AbortController | undefined;
-      // stop() before the response headers: nothing to abort yet, so the attempt is dropped
-      this.abort = () => {
-        if (controller) return controller.abort();
-        abandoned = true;
-        clearTimeout(silence);
-        resolve();
-      };
+      let opened = false;
       const silence = setTimeout(
         () => {
           abandoned = true;
           this.abort = undefined;
-          controller?.abort();
+          request.abort();
           this.watching?.();
           reject(
             new Error(
               `watch ${this.options.name} silent: still open ${SILENCE_GRACE_MS} ms past its ` +
-                `timeoutSeconds=${timeoutSeconds} (${controller ? 'no end' : 'no response'})`,
+                `timeoutSeconds=${timeoutSeconds} (${opened ? 'no end' : 'no response'})`,
             ),
           );
         },
         timeoutSeconds * 1000 + SILENCE_GRACE_MS,
       );
-      this.watcher
-        .watch(
-          this.options.path,
-          query,
-          (type: string, object: T) => {
-            if (abandoned) return;
-            if (type === 'ERROR') {
-              const status = object as unknown as { code?: number; reason?: string; message?: string };
-              failure = new KubeApiError(
-                status.code ?? 500,
-                status.reason ?? '',
-                status.message ?? 'watch error',
-              );
-              this.abort?.();
-              return;
-            }
-            this.onEvent(type, object);
-          },
-          (err: unknown) => {
-            clearTimeout(silence);
-            if (abandoned) return;
-            this.abort = undefined;
-            if (failure) reject(failure);
-            else if (err && (err as Error).name !== 'AbortError')
-              reject(kubeError(err, `watch ${this.options.name}`));
-            else resolve();
-          },
-        )
-        .then((opened) => {
-          controller = opened;
-          if (abandoned || this.stopped) {
-            opened.abort();
+      const request: WatchRequest = watchLines(
+        this.connection,
+        this.options.path,
+        query,
+        `watch ${this.options.name}`,
+        ({ type, object }) => {
+          if (abandoned) return;
+          if (type === 'ERROR') {
+            const status = object as { code?: unknown; reason?: unknown; message?: unknown };
+            failure = new KubeApiError(
+              typeof status.code === 'number' ? status.code : 500,
+              typeof status.reason === 'string' ? status.reason : '',
+              typeof status.message === 'string' ? status.message : 'watch error',
+            );
+            request.abort();
             return;
           }
+          this.onEvent(type, object as T);
+        },
+        (err) => {
+          clearTimeout(silence);
+          if (abandoned) return;
+          this.abort = undefined;
+          if (failure) reject(failure);
+          else if (err) reject(err);
+          else resolve();
+        },
+      );
+      // stop() before the response headers: the attempt is dropped
+      this.abort = () => {
+        if (opened) return request.abort();
+        abandoned = true;
+        clearTimeout(silence);
+        request.abort();
+        resolve();
+      };
+      request.opened.then(
+        () => {
+          opened = true;
+          if (abandoned || this.stopped) return request.abort();
           this.watching?.();
-        })
-        .catch((err: unknown) => {
+        },
+        (err: unknown) => {
           clearTimeout(silence);
           this.watching?.();
           reject(kubeError(err, `watch ${this.options.name}`));
-        });
+        },
+      );
     });
   }
 

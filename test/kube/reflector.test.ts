@@ -18,10 +18,12 @@ const pod = (name: string, resourceVersion: string): V1Pod => ({
  */
 async function apiServer(watches: ((res: ServerResponse) => void)[]) {
   const queries: URLSearchParams[] = [];
+  const lists: number[] = [];
   const open = new Set<ServerResponse>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.searchParams.get('watch') !== 'true') {
+      lists.push(Date.now());
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kind: 'PodList', items: [], metadata: { resourceVersion: '1' } }));
       return;
@@ -43,6 +45,7 @@ async function apiServer(watches: ((res: ServerResponse) => void)[]) {
   return {
     kc,
     queries,
+    lists,
     async close() {
       for (const res of open) res.destroy();
       server.closeAllConnections();
@@ -151,6 +154,91 @@ describe('Reflector and a silent watch', () => {
       await starting;
       expect(Date.now() - before).toBeLessThan(500);
     } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('Reflector reading the watch stream', () => {
+  test('an event cut anywhere, inside a multi-byte character too, reaches the cache whole', async () => {
+    const name = 'pöd-名前';
+    const line = Buffer.from(`${JSON.stringify({ type: 'ADDED', object: pod(name, '2') })}\n`);
+    const cutInside = line.indexOf(Buffer.from('名')) + 1; // between the bytes of one character
+    const api = await apiServer([
+      (res) => {
+        silentStream(res);
+        res.write(line.subarray(0, 3));
+        setTimeout(() => res.write(line.subarray(3, cutInside)), 20);
+        setTimeout(() => res.write(line.subarray(cutInside)), 40);
+      },
+    ]);
+    const reflector = podReflector(api.kc);
+    try {
+      await reflector.start();
+      await cacheHas(reflector, name, 2000);
+      expect(reflector.get('default', name)?.metadata?.uid).toBe(`uid-${name}`);
+    } finally {
+      await reflector.stop();
+      await api.close();
+    }
+  });
+
+  test.each([
+    ['a line that is not JSON', 'not json at all'],
+    ['JSON that is not an event', '{"kind":"Status"}'],
+  ])('%s ends the watch and the reflector lists again (not skipped in silence)', async (_what, bad) => {
+    const api = await apiServer([
+      (res) => {
+        silentStream(res);
+        res.write(`${bad}\n`);
+      },
+      oneEvent,
+    ]);
+    const reflector = podReflector(api.kc);
+    try {
+      await reflector.start();
+      await cacheHas(reflector, 'p', 3000);
+      expect(api.lists.length).toBe(2); // the first list, and one after the bad line
+      expect(api.queries.length).toBe(2);
+    } finally {
+      await reflector.stop();
+      await api.close();
+    }
+  });
+
+  test.each([
+    [
+      'a 410 answer to the watch',
+      (res: ServerResponse) =>
+        res.writeHead(410, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            kind: 'Status',
+            code: 410,
+            reason: 'Expired',
+            message: 'too old resource version',
+          }),
+        ),
+    ],
+    [
+      'an ERROR event of code 410',
+      (res: ServerResponse) => {
+        silentStream(res);
+        res.write(
+          `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } })}\n`,
+        );
+      },
+    ],
+  ])('%s: the history is gone, so it lists again at once, without a backoff', async (_what, first) => {
+    const api = await apiServer([first, oneEvent]);
+    const reflector = podReflector(api.kc);
+    try {
+      await reflector.start();
+      await cacheHas(reflector, 'p', 3000);
+      expect(api.lists.length).toBe(2);
+      // the shortest backoff after a failure is 200 ms; a 410 relists without one
+      expect(api.lists[1]! - api.lists[0]!).toBeLessThan(150);
+    } finally {
+      await reflector.stop();
       await api.close();
     }
   });
