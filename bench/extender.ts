@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { KubeConfig } from '@kubernetes/client-node';
+import { plainKubeConfig } from './kubeconfig.js';
 import type { KubeObject } from '../src/apiserver/index.js';
 import { GALAXY_DEFAULTS } from '../src/config/galaxy-config.js';
 import { DEFAULT_RESOURCE } from '../src/pods/pod-facts.js';
@@ -221,13 +221,7 @@ async function apiServerThread(objects: KubeObject[]) {
     worker.once('message', (m: { url: string }) => resolve(m.url));
     worker.once('error', reject);
   });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'bench', server: url, skipTLSVerify: true }],
-    users: [{ name: 'bench' }],
-    contexts: [{ name: 'bench', cluster: 'bench', user: 'bench' }],
-    currentContext: 'bench',
-  });
+  const kubeConfig = plainKubeConfig(url);
   return {
     kubeConfig,
     create: (more: KubeObject[]) =>

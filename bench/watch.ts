@@ -6,10 +6,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { ApiConnection } from '../src/kube/api-connection.js';
 import { shareConnections } from '../src/kube/shared-agent.js';
 import { watchLines } from '../src/kube/watch-lines.js';
+import { plainKubeConfig } from './kubeconfig.js';
 import type { BenchResult } from './types.js';
 
 const EVENTS = 20_000;
@@ -217,13 +218,7 @@ export async function benchWatch(): Promise<BenchResult[]> {
     worker.once('message', resolve),
   );
   try {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
+    const kc = plainKubeConfig(`http://127.0.0.1:${port}`);
     shareConnections(kc);
     const readers: Reader[] = ['client-node Watch', 'watchLines'];
     const times: Record<Reader, number[]> = { watchLines: [], 'client-node Watch': [] };
