@@ -1,6 +1,7 @@
-// One custom resource (FloatingIP, Pool) over @kubernetes/client-node: list in pages (watched by
-// reflector.ts), get, create, merge-patch, delete. Failures become KubeApiError, which says what happened in
-// Kubernetes' terms (status code and reason) so callers can tell a conflict from an outage.
+// One custom resource (FloatingIP, Pool) over @kubernetes/client-node: list in pages (reflector.ts
+// watches), get, create, merge-patch, delete. Failures become KubeApiError, which says what
+// happened in Kubernetes' terms (status code and reason) so callers can tell a conflict from an
+// outage.
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { JsonPost } from './json-post.js';
