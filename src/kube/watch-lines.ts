@@ -23,6 +23,8 @@ export interface WatchRequest {
 }
 
 const NEWLINE = 0x0a;
+/** Far above any object the API server stores (etcd refuses values over 1.5 MiB by default). */
+export const MAX_EVENT_BYTES = 32 * 2 ** 20;
 
 /**
  * GETs `path` with `watch=true` and `query`. Each event goes to `onEvent`; once opened, `done` is
@@ -89,22 +91,27 @@ export function watchLines(
   })();
 
   function read(res: IncomingMessage): void {
-    let partial: Buffer | undefined;
+    // the pieces of a line cut across chunks, joined once at its newline (not once per chunk)
+    let pieces: Buffer[] = [];
+    let pending = 0;
     res.on('data', (chunk: Buffer) => {
       let from = 0;
       for (let nl = chunk.indexOf(NEWLINE); nl >= 0 && !finished; nl = chunk.indexOf(NEWLINE, from)) {
         const piece = chunk.subarray(from, nl);
         from = nl + 1;
-        const line = partial ? Buffer.concat([partial, piece]) : piece;
-        partial = undefined;
+        const line = pending ? Buffer.concat([...pieces, piece]) : piece;
+        pieces = [];
+        pending = 0;
         if (line.length > 0) deliver(line);
       }
       if (from < chunk.length && !finished) {
-        const rest = chunk.subarray(from);
-        partial = partial ? Buffer.concat([partial, rest]) : Buffer.from(rest);
+        pieces.push(chunk.subarray(from));
+        pending += chunk.length - from;
+        if (pending > MAX_EVENT_BYTES)
+          finish(new KubeApiError(0, '', `${what}: an event longer than ${MAX_EVENT_BYTES} bytes`));
       }
     });
-    res.on('end', () => finish(partial?.length ? notAnEvent(partial) : undefined));
+    res.on('end', () => finish(pending ? notAnEvent(Buffer.concat(pieces)) : undefined));
     res.on('close', () =>
       finish(res.complete ? undefined : new KubeApiError(0, '', `${what}: the connection closed mid-stream`)),
     );

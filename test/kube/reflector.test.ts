@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Reflector, SILENCE_GRACE_MS } from '../../src/kube/reflector.js';
+import { MAX_EVENT_BYTES } from '../../src/kube/watch-lines.js';
 import { silentLogger } from '../../src/log.js';
 
 const pod = (name: string, resourceVersion: string): V1Pod => ({
@@ -200,6 +201,26 @@ describe('Reflector reading the watch stream', () => {
       await cacheHas(reflector, 'p', 3000);
       expect(api.lists.length).toBe(2); // the first list, and one after the bad line
       expect(api.queries.length).toBe(2);
+    } finally {
+      await reflector.stop();
+      await api.close();
+    }
+  });
+
+  test('a line longer than any event (no newline in sight) ends the watch: memory stays bounded', async () => {
+    const api = await apiServer([
+      (res) => {
+        silentStream(res);
+        const junk = Buffer.alloc(1 << 20, 0x20);
+        for (let sent = 0; sent <= MAX_EVENT_BYTES; sent += junk.length) res.write(junk);
+      },
+      oneEvent,
+    ]);
+    const reflector = podReflector(api.kc);
+    try {
+      await reflector.start();
+      await cacheHas(reflector, 'p', 5000);
+      expect(api.lists.length).toBe(2);
     } finally {
       await reflector.stop();
       await api.close();
