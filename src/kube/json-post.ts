@@ -2,11 +2,20 @@
 // client-node's request machinery: per call that built a fetch request through node-fetch, read
 // the kubeconfig's CA and credentials again (applyOptions: files read from disk each time), ran its
 // middleware chain and an AbortController, a third of floatip's CPU per bound pod in bench:e2e's
-// profile. Here each POST is one node http request on the connection settings of api-connection.ts.
+// profile. Here each POST is one request on undici's pool for the API server (api-connection.ts),
+// or node's request on client-node's agent for a server behind a proxy.
+import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ApiConnection } from './api-connection.js';
+import { errors as undiciErrors } from 'undici';
+import { ApiConnection, type ConnectionSettings } from './api-connection.js';
 import { answerError, KubeApiError } from './api-error.js';
 import { REQUEST_TIMEOUT_MS } from './shared-agent.js';
+
+/** The answer as it came: its status and body. */
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+}
 
 export class JsonPost {
   private readonly connection: ApiConnection;
@@ -21,46 +30,92 @@ export class JsonPost {
    */
   async post(path: string, body: unknown, what: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<unknown> {
     const settings = await this.connection.current();
-    const payload = Buffer.from(JSON.stringify(body));
-    const url = new URL(settings.base + path);
-    return new Promise((resolve, reject) => {
-      const req = settings.request(
-        url,
-        {
-          method: 'POST',
-          agent: settings.agent,
-          headers: {
-            ...settings.headers,
-            Accept: 'application/json',
-            'Content-Type': 'application/json',
-            'Content-Length': payload.length,
-          },
-          signal: AbortSignal.timeout(Math.max(1, Math.floor(timeoutMs))),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', (err) => reject(new KubeApiError(0, '', `${what}: ${err.message}`)));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) return reject(answerError(status, text, what));
-            try {
-              resolve(text ? JSON.parse(text) : undefined);
-            } catch {
-              resolve(undefined);
-            }
-          });
-        },
-      );
-      req.on('error', (err: Error) => {
-        const why =
-          err.name === 'AbortError' || err.name === 'TimeoutError'
-            ? `no answer within ${timeoutMs} ms`
-            : err.message;
-        reject(new KubeApiError(0, '', `${what}: ${why}`));
-      });
-      req.end(payload);
-    });
+    const payload = JSON.stringify(body);
+    const ms = Math.max(1, Math.floor(timeoutMs));
+    let answer: Answer;
+    try {
+      answer = await (settings.pool
+        ? viaPool(settings, path, payload, ms)
+        : viaAgent(settings, path, payload, ms));
+    } catch (err) {
+      const e = err as Error;
+      const why =
+        e instanceof undiciErrors.HeadersTimeoutError ||
+        e instanceof undiciErrors.BodyTimeoutError ||
+        e.name === 'TimeoutError'
+          ? `no answer within ${timeoutMs} ms`
+          : e.message;
+      throw new KubeApiError(0, '', `${what}: ${why}`);
+    }
+    if (answer.status < 200 || answer.status >= 300) throw answerError(answer.status, answer.text, what);
+    try {
+      return answer.text ? JSON.parse(answer.text) : undefined;
+    } catch {
+      return undefined;
+    }
   }
+}
+
+const headersOf = (settings: ConnectionSettings) => ({
+  ...settings.headers,
+  accept: 'application/json',
+  'content-type': 'application/json',
+});
+
+/**
+ * undici bounds the wait for the answer's head and then for each piece of its body, not the whole:
+ * the API server sends a write's small answer at once, so the head's bound is the call's.
+ */
+async function viaPool(
+  settings: ConnectionSettings,
+  path: string,
+  payload: string,
+  ms: number,
+): Promise<Answer> {
+  const res = await settings.pool!.request({
+    path: settings.prefix + path,
+    method: 'POST',
+    headers: headersOf(settings) as Record<string, string>,
+    body: payload,
+    headersTimeout: ms,
+    bodyTimeout: ms,
+  });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+/** node's request on client-node's agent (a proxy's), bounded by a timer that destroys it. */
+function viaAgent(settings: ConnectionSettings, path: string, payload: string, ms: number): Promise<Answer> {
+  const bytes = Buffer.from(payload);
+  return new Promise((resolve, reject) => {
+    const req = settings.request(
+      new URL(settings.base + path),
+      {
+        method: 'POST',
+        agent: settings.agent,
+        headers: { ...headersOf(settings), 'content-length': bytes.length },
+      },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (err) => {
+          clearTimeout(timer);
+          reject(err);
+        });
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    const timer = setTimeout(() => {
+      const err = new Error('timed out');
+      err.name = 'TimeoutError';
+      req.destroy(err);
+    }, ms);
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    req.end(bytes);
+  });
 }

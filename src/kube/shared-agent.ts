@@ -11,7 +11,9 @@
 // bounded by the reflector instead.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import type { ConnectionOptions } from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { Pool } from 'undici';
 
 /** What createAgent receives: node's TLS agent options, as client-node fills them. */
 type AgentOptions = Record<string, unknown>;
@@ -29,7 +31,7 @@ interface RequestContext {
 type Authenticate = (context: RequestContext) => Promise<void>;
 
 /** The fields of the options that change what a connection is; anything else is per request. */
-const IDENTITY = [
+export const TLS_IDENTITY = [
   'ca',
   'cert',
   'key',
@@ -95,7 +97,7 @@ export function shareConnections(
   kc.createAgent = (cluster, options) => {
     const server = cluster?.server ?? '';
     if (cluster?.proxyUrl || !server) return original(cluster, options);
-    const settings = IDENTITY.map((field) => options[field]);
+    const settings = TLS_IDENTITY.map((field) => options[field]);
     let agent = agents.find(
       (a) => a.server === server && a.settings.every((value, i) => sameSetting(value, settings[i])),
     )?.agent;
@@ -114,6 +116,25 @@ export function shareConnections(
     return agent;
   };
   return kubeConfig;
+}
+
+/** undici's pool beside each shared agent, for the same server and TLS identity. */
+const pools = new WeakMap<object, Pool>();
+
+/**
+ * The undici pool for the API server that a shared agent connects to, made with the same TLS
+ * settings (the options client-node filled for it), so that every writer of a KubeConfig shares its
+ * connections as the agent's users do.
+ */
+export function poolBeside(agent: object, origin: string, options: AgentOptions): Pool {
+  let pool = pools.get(agent);
+  if (!pool) {
+    const tls: Record<string, unknown> = {};
+    for (const field of TLS_IDENTITY) if (options[field] !== undefined) tls[field] = options[field];
+    pool = new Pool(origin, { connect: tls as ConnectionOptions });
+    pools.set(agent, pool);
+  }
+  return pool;
 }
 
 /** The agents made so far (for tests). */

@@ -1,9 +1,13 @@
 // The lean writer of bind's two POSTs, against a plain HTTP server standing in for kube-apiserver:
 // what it sends (the kubeconfig's credentials, JSON, the server's own path prefix) and what a
-// failure becomes (the Status the server answered, or status 0 when no answer came in time).
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// failure becomes (the Status the server answered, or status 0 when no answer came in time); then
+// over TLS with the kubeconfig's CA and client certificate, and through the kubeconfig's proxy-url.
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
+import { webhookCertificate } from '../integration/webhook-tls.js';
 import { KubeApiError } from '../../src/kube/api-error.js';
 import { JsonPost } from '../../src/kube/json-post.js';
 import { shareConnections } from '../../src/kube/shared-agent.js';
@@ -50,6 +54,7 @@ async function apiServer(answer: (seen: Seen) => [number, string] | undefined) {
   shareConnections(kc);
   return {
     seen,
+    port: (server.address() as AddressInfo).port,
     writer: new JsonPost(kc),
     close: () => {
       server.closeAllConnections();
@@ -99,6 +104,99 @@ test('a refusal is the server’s Status; no answer in time is status 0', async 
       .catch((e: unknown) => e);
     expect(unanswered).toMatchObject({ status: 0, message: 'bind p1: no answer within 300 ms' });
   } finally {
+    api.close();
+  }
+});
+
+test('over TLS the writer trusts the kubeconfig’s CA only and presents its client certificate', async () => {
+  const serving = webhookCertificate(['IP:127.0.0.1']);
+  const client = webhookCertificate(['DNS:floatip']);
+  const seen: { url: string; subject: unknown }[] = [];
+  const server = createTlsServer(
+    { cert: serving.cert, key: serving.key, ca: client.ca, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      seen.push({ url: req.url!, subject: peer.subject?.CN });
+      req.resume();
+      req.on('end', () => res.writeHead(201).end('{"ok":true}'));
+    },
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const writerTrusting = (ca: string) => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        { name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString('base64') },
+      ],
+      users: [
+        {
+          name: 'u',
+          certData: Buffer.from(client.cert).toString('base64'),
+          keyData: Buffer.from(client.key).toString('base64'),
+        },
+      ],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return new JsonPost(shareConnections(kc));
+  };
+  try {
+    expect(await writerTrusting(serving.ca).post('/api/v1/x', {}, 'create x')).toEqual({ ok: true });
+    expect(seen).toEqual([{ url: '/api/v1/x', subject: 'floatip-webhook' }]);
+    // a server its CA did not sign is refused before anything is sent
+    const refused = await writerTrusting(client.ca)
+      .post('/api/v1/y', {}, 'create y')
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(KubeApiError);
+    expect((refused as KubeApiError).message).toMatch(/^create y: .*(certificate|self.signed)/i);
+    expect(seen).toHaveLength(1);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test('a cluster behind the kubeconfig’s proxy-url is written to through that proxy', async () => {
+  // the proxy tunnels every CONNECT to the stand-in API server, whatever address it names
+  const api = await apiServer(() => [201, '{"via":"proxy"}']);
+  const tunnels: string[] = [];
+  const proxy = createServer();
+  proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    tunnels.push(req.url!);
+    const upstream = connect(api.port, '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client).pipe(upstream);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: 'c',
+          server: 'http://192.0.2.1:6443/prefix',
+          skipTLSVerify: true,
+          proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        },
+      ],
+      users: [{ name: 'u', token: 'secret-token' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const answer = await new JsonPost(shareConnections(kc)).post('/api/v1/x', { c: 3 }, 'create x', 5_000);
+    expect(answer).toEqual({ via: 'proxy' });
+    expect(tunnels).toEqual(['192.0.2.1:6443']);
+    expect(api.seen.map((s) => [s.url, s.body, s.headers.authorization])).toEqual([
+      ['/prefix/api/v1/x', '{"c":3}', 'Bearer secret-token'],
+    ]);
+  } finally {
+    proxy.closeAllConnections();
+    proxy.close();
     api.close();
   }
 });
