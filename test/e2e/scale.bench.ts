@@ -15,7 +15,8 @@
 // extender mechanism itself costs; `tiny-crd` is the same plus one FloatingIP object created per
 // bind, as floatip records each address: the floor of floatip with nodeCacheCapable; `tiny-crd-full`
 // is tiny-crd sent full Nodes (it parses them and echoes them back): the floor of floatip without.
-// Every run prints floatip's own CPU-seconds per 1,000 pods, from its process accounting.
+// Every run prints floatip's or the floor's own CPU-seconds per 1,000 pods, from its process
+// accounting (the floor runs as a process of its own, test/e2e/tiny-floor.ts).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -36,7 +37,7 @@ import {
 import { createNodes, deleteNodes } from './nodes.js';
 import { deleteScaleRun, measureBinding, SCALE_RUN_LABEL, type ScaleResult } from './scale.js';
 import { startTimingProxy, type TimingProxy } from './timing-proxy.js';
-import { startTinyExtender, type TinyExtender } from './tiny-extender.js';
+import { startTinyFloor, type TinyFloor } from './tiny-floor.js';
 import { sleep, waitFor } from './wait.js';
 import { deleteNamespace, ensureNamespace } from './workloads.js';
 
@@ -110,6 +111,8 @@ const out = (line = '') => process.stdout.write(`${line}\n`);
 const kc = clusterKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 let floatip: FloatipProcess | undefined;
+/** The floor's process, during a tiny run. */
+let tiny: TinyFloor | undefined;
 
 beforeAll(async () => {
   await stopAllFloatips();
@@ -164,13 +167,13 @@ interface RunKind {
 
 async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<Run> {
   const withFloatip = mode === 'ncc' || mode === 'full' || mode === 'ncc-noprio';
+  const withFloor = mode === 'tiny' || mode === 'tiny-crd' || mode === 'tiny-crd-full';
   let proxy: TimingProxy | undefined;
   let profileDir: string | undefined;
-  let tiny: TinyExtender | undefined;
-  if (mode === 'tiny' || mode === 'tiny-crd' || mode === 'tiny-crd-full') {
+  if (withFloor) {
     // the tiny extender takes floatip's place on the extender port for this run
     await floatip!.stop();
-    tiny = await startTinyExtender({ recordObjects: mode !== 'tiny' });
+    tiny = await startTinyFloor({ recordObjects: mode !== 'tiny' });
   } else if (kind.trace) {
     // the scheduler calls the proxy on the extender port; floatip moves to another port
     await floatip!.stop();
@@ -190,10 +193,10 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   }
   await restartScheduler(schedulerFor(mode));
   await sleep(1000); // let the new scheduler's informers settle
-  // the same unmeasured run first in every mode: floatip is a fresh process in most runs (it stops
-  // for each tiny run), while the tiny floor runs in this process, JIT-compiled since the first
-  // round; what is measured is the cost per pod of a running extender, not V8 compiling the code on
-  // its path (floatip's first 1,000 pods after a 100-pod warm-up cost 2.8 CPU-s, after 500 2.0-2.3)
+  // the same unmeasured run first in every mode: floatip and the floor are fresh processes in most
+  // runs (floatip stops for each floor's run); what is measured is the cost per pod of a running
+  // extender, not V8 compiling the code on its path (floatip's first 1,000 pods after a 100-pod
+  // warm-up cost 2.8 CPU-s, after 500 2.0-2.3)
   const warm = `w${round || 'x'}-${mode}-${Date.now().toString(36)}`;
   await measureBinding({
     namespace: NS,
@@ -203,7 +206,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     requireAnnotation: mode !== 'baseline',
     timeoutMs: 120_000,
   });
-  await clearRun(warm, tiny !== undefined && mode !== 'tiny');
+  await clearRun(warm, withFloor && mode !== 'tiny');
   const cpu0 = cpuTimes();
   const requests0 = await apiserverRequests();
   const handlers0 = withFloatip ? await floatipHandlers() : undefined;
@@ -231,9 +234,10 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   let detail = proxy?.summary();
   await proxy?.close();
   if (tiny) {
-    await tiny.close();
-    expect(tiny.bindErrors).toEqual([]);
-    expect(tiny.calls.bind).toBeGreaterThanOrEqual(PODS);
+    const seen = await tiny.stop();
+    tiny = undefined;
+    expect(seen.bindErrors).toEqual([]);
+    expect(seen.calls.bind).toBeGreaterThanOrEqual(PODS);
   }
   if (kind.trace || kind.profile) {
     await floatip!.stop(); // writes the profile
@@ -246,14 +250,18 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
     await floatip.ready();
   }
-  await clearRun(run, tiny !== undefined && mode !== 'tiny');
-  if (tiny) {
+  await clearRun(run, withFloor && mode !== 'tiny');
+  if (withFloor) {
     // back after the tiny run's pods are gone, so that floatip never sees their fixed annotation
     floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
     await floatip.ready();
   }
   const what = kind.trace ? 'trace' : kind.profile ? 'profile' : `round ${round}`;
-  const own = withFloatip ? `; floatip CPU ${cpuPer1000(cpu).toFixed(2)} s per 1,000 pods` : '';
+  const own = withFloatip
+    ? `; floatip CPU ${cpuPer1000(cpu).toFixed(2)} s per 1,000 pods`
+    : withFloor
+      ? `; floor CPU ${cpuPer1000(cpu, 'floor').toFixed(2)} s per 1,000 pods`
+      : '';
   out(
     `  ${what.padEnd(7)} ${LABEL[mode].padEnd(32)} ${fmt(result.totalMs).padStart(7)} ms ` +
       `(${result.podsPerSecond} pods/s; latency p50 ${fmt(result.latencyMs.p50)}, p99 ${fmt(result.latencyMs.p99)} ms; ` +
@@ -280,8 +288,9 @@ async function clearRun(run: string, tinyObjects: boolean): Promise<void> {
   );
 }
 
-/** floatip's CPU-seconds (user + system, its process accounting) per 1,000 pods during a run. */
-const cpuPer1000 = (cpu: Record<string, number>) => ((cpu.floatip ?? NaN) * 1000) / PODS;
+/** An extender's CPU-seconds (user + system, its process accounting) per 1,000 pods during a run. */
+const cpuPer1000 = (cpu: Record<string, number>, who: 'floatip' | 'floor' = 'floatip') =>
+  ((cpu[who] ?? NaN) * 1000) / PODS;
 
 /** Every pod bound; with floatip, one address each from the subnet, none twice, objects agreeing. */
 async function verify(run: string, withFloatip: boolean): Promise<void> {
@@ -454,6 +463,8 @@ function cpuTimes(): Record<string, number> {
     times.floatip = f[0] + f[1];
     times['floatip in the kernel'] = f[1];
   }
+  const floor = read(tiny?.pid);
+  if (floor !== undefined) times.floor = floor;
   const self = process.cpuUsage();
   times['test process'] = (self.user + self.system) / 1e6;
   return times;
@@ -480,9 +491,11 @@ function report(runs: readonly Run[]): void {
       const floor = median(of(t.floor).map((r) => r.result.totalMs));
       const toFloor = total / floor;
       const cpu = median(rs.map((r) => cpuPer1000(r.cpu)));
+      const floorCpu = median(of(t.floor).map((r) => cpuPer1000(r.cpu, 'floor')));
       target =
         `  / ${t.floor} x${toFloor.toFixed(3)} (target <= ${t.ratio}: ${toFloor <= t.ratio ? 'met' : 'NOT met'}); ` +
-        `floatip CPU ${cpu.toFixed(2)} s per 1,000 pods (target <= ${t.cpuPer1000}: ${cpu <= t.cpuPer1000 ? 'met' : 'NOT met'})`;
+        `floatip CPU ${cpu.toFixed(2)} s per 1,000 pods (target <= ${t.cpuPer1000}: ${cpu <= t.cpuPer1000 ? 'met' : 'NOT met'}; ` +
+        `the floor's own ${floorCpu.toFixed(2)} s, floatip x${(cpu / floorCpu).toFixed(2)} of it)`;
     }
     out(
       `  ${LABEL[mode].padEnd(32)} ${fmt(total).padStart(8)} ms  x${ratio.toFixed(3)}  ` +

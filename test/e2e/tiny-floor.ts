@@ -1,0 +1,71 @@
+// bench:e2e's floors (tiny-crd, tiny-crd-full) as child processes: test/e2e/tiny-floor-main.ts
+// bundled by esbuild next to dist/ (the packages stay in node_modules) and started with node, so
+// that the floor's CPU is its own process's, read from /proc like floatip's, rather than the
+// difference of the benchmark process between runs (which also held jest and the harness's own work).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { REPO_ROOT } from './floatip.js';
+
+export interface TinyFloorSeen {
+  readonly calls: Record<'filter' | 'prioritize' | 'bind' | 'preempt' | 'other', number>;
+  readonly filterForms: ('Nodes' | 'NodeNames')[];
+  readonly bindErrors: string[];
+}
+
+export interface TinyFloor {
+  readonly pid: number;
+  /** SIGTERM; resolves with what it saw once it exited. */
+  stop(): Promise<TinyFloorSeen>;
+}
+
+const BUNDLE = join(REPO_ROOT, 'dist/test/tiny-floor.mjs');
+let bundled: Promise<unknown> | undefined;
+
+export async function startTinyFloor(options: { recordObjects?: boolean } = {}): Promise<TinyFloor> {
+  bundled ??= build({
+    entryPoints: [join(REPO_ROOT, 'test/e2e/tiny-floor-main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile: BUNDLE,
+    logLevel: 'warning',
+  });
+  await bundled;
+  const child: ChildProcess = spawn(process.execPath, [BUNDLE, JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: process.env,
+  });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
+  const lines = createInterface({ input: child.stdout! });
+  // 'close', not 'exit': by then its stdout has been read to the end
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  const said: string[] = [];
+  const listening = new Promise<void>((resolve, reject) => {
+    lines.on('line', (line) => {
+      said.push(line);
+      if (line === 'listening') resolve();
+    });
+    void exited.then((code) =>
+      reject(new Error(`tiny floor exited (${code}) before listening: ${stderr.join('').slice(-2000)}`)),
+    );
+  });
+  await listening;
+  return {
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      const last = said.at(-1) ?? '';
+      if (code !== 0 || !last.startsWith('{'))
+        throw new Error(`tiny floor ended with ${code}: ${last} ${stderr.join('').slice(-2000)}`);
+      return JSON.parse(last) as TinyFloorSeen;
+    },
+  };
+}
