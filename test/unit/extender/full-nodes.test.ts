@@ -137,3 +137,19 @@ test('what is remembered is bounded in bytes: huge nodes are never kept, the old
   read([small(99), small(0)]);
   expect(decoded).toEqual(['n0']);
 });
+
+test('a names-only request, and items keyed as Go also reads them ("Items", escaped), read as JSON.parse reads them', () => {
+  const { read } = counted();
+  const names = read(Buffer.from('{"Pod":{"metadata":{"name":"p"}},"Nodes":null,"NodeNames":["n1","n2"]}'));
+  expect(names.nodeNames).toEqual(['n1', 'n2']);
+  expect(names.nodes).toBeUndefined();
+  const plain = request([node('n1', '10.0.0.1')]).toString();
+  for (const key of ['"Items"', '"\\u0069tems"']) {
+    const raw = Buffer.from(plain.replace('"items"', key));
+    const args = read(raw);
+    expect(args.nodes!.map((n) => n.status!.addresses![0]!.address)).toEqual(['10.0.0.1']);
+    // the echo's span is this node's bytes
+    const [from, to] = args.nodeSpans!()[0]!;
+    expect(JSON.parse(raw.toString('utf8', from, to))).toEqual(node('n1', '10.0.0.1'));
+  }
+});
