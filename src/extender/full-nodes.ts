@@ -9,7 +9,7 @@
 // a name or a resourceVersion, is the test, so a node is never decoded from another request's
 // bytes than its own.
 import type { V1Node } from '@kubernetes/client-node';
-import { elementsAt, type Span } from './json-spans.js';
+import { elementsAt, type KnownEnd, type Span } from './json-spans.js';
 
 /** A request's nodes at Nodes.items: their spans, and each node decoded on demand, in order. */
 export interface KnownNodes {
@@ -34,6 +34,9 @@ const PLACEHOLDER = Buffer.from('0');
 const NAME_MARK = Buffer.from('"metadata":{"name":"');
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+
+/** How far into a node its name is looked for before its end is known (Go writes it within its first bytes). */
+const NAME_WITHIN = 512;
 
 /** The node name in a Node's bytes, when it is written as kube-scheduler writes it. */
 function nameOf(bytes: Buffer): string | undefined {
@@ -73,9 +76,23 @@ export class FullNodeReader {
    * the decoder throw for a request that is not JSON or a node that is not a Node.
    */
   read(raw: Buffer): ReadRequest {
+    // a node whose bytes are the ones last seen under its name is not scanned for its end: one
+    // memcmp instead of a walk over every byte in JavaScript (most of such a call's cost: 117 KB of
+    // 50 nodes took 0.6 ms to walk, 7 us to compare)
+    const knownAt = new Map<number, V1Node>();
+    const knownEnd: KnownEnd = (text, at) => {
+      const name = nameOf(text.subarray(at, Math.min(text.length, at + NAME_WITHIN)));
+      const last = name === undefined ? undefined : this.seen.get(name);
+      if (!last) return undefined;
+      const end = at + last.bytes.length;
+      if (end > text.length || text.compare(last.bytes, 0, last.bytes.length, at, end) !== 0)
+        return undefined;
+      knownAt.set(at, last.node);
+      return end;
+    };
     let spans: Span[] | undefined;
     try {
-      spans = elementsAt(raw, ITEMS_PATH);
+      spans = elementsAt(raw, ITEMS_PATH, knownEnd);
     } catch {
       spans = undefined; // not JSON: JSON.parse says why
     }
@@ -97,6 +114,8 @@ export class FullNodeReader {
     // every node is known or parsed here, before anything is decoded: a text that is not JSON
     // anywhere is refused as a whole, as JSON.parse of it would be, before the Pod's decoding
     const values = spans.map(([from, to]): Known | Parsed => {
+      const seen = knownAt.get(from);
+      if (seen) return { known: seen };
       const bytes = raw.subarray(from, to);
       const name = nameOf(bytes);
       const last = name === undefined ? undefined : this.seen.get(name);

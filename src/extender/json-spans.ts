@@ -74,13 +74,20 @@ function memberKey(text: Buffer, i: number): { key: string; valueAt: number } {
   return { key, valueAt: skipSpace(text, colon + 1) };
 }
 
+/**
+ * Where an element starting at `at` ends, when the caller knows without a scan: only where
+ * text[at, end) is a whole JSON value (bytes equal to a value JSON.parse read whole), since no
+ * proper prefix of a JSON object or array is itself one, so the scan would end there too.
+ */
+export type KnownEnd = (text: Buffer, at: number) => number | undefined;
+
 /** The spans of the elements of the array whose `[` is at `start`, in order. */
-function arrayElements(text: Buffer, start: number): Span[] {
+function arrayElements(text: Buffer, start: number, knownEnd: KnownEnd | undefined): Span[] {
   const elements: Span[] = [];
   let i = skipSpace(text, start + 1);
   if (text[i] === CLOSE_ARRAY) return elements;
   for (;;) {
-    const end = valueEnd(text, i);
+    const end = knownEnd?.(text, i) ?? valueEnd(text, i);
     if (end === i) throw new MalformedJson(`no value at byte ${i}`);
     elements.push([i, end]);
     i = skipSpace(text, end);
@@ -94,10 +101,11 @@ function arrayElements(text: Buffer, start: number): Span[] {
  * The spans of the elements of the array reached by following `path` (object keys, exactly as
  * JSON.parse would give them) from the root, or undefined when that value is not an array. One pass
  * over the text: what lies on the path is descended into, not skipped over first; a key written
- * twice counts with its last value, as JSON.parse does.
+ * twice counts with its last value, as JSON.parse does. An element whose end `knownEnd` gives is
+ * not scanned.
  */
-export function elementsAt(text: Buffer, path: readonly string[]): Span[] | undefined {
-  return walk(text, skipSpace(text, 0), path, 0).elements;
+export function elementsAt(text: Buffer, path: readonly string[], knownEnd?: KnownEnd): Span[] | undefined {
+  return walk(text, skipSpace(text, 0), path, 0, knownEnd).elements;
 }
 
 function walk(
@@ -105,11 +113,12 @@ function walk(
   i: number,
   path: readonly string[],
   depth: number,
+  knownEnd: KnownEnd | undefined,
 ): { end: number; elements: Span[] | undefined } {
   const c = text[i];
   if (depth === path.length) {
     if (c !== OPEN_ARRAY) return { end: valueEnd(text, i), elements: undefined };
-    const elements = arrayElements(text, i);
+    const elements = arrayElements(text, i, knownEnd);
     const last = elements[elements.length - 1];
     const end = skipSpace(text, last ? last[1] : i + 1);
     return { end: end + 1, elements };
@@ -123,7 +132,7 @@ function walk(
     const { key, valueAt } = memberKey(text, j);
     j = valueAt;
     if (key === path[depth]) {
-      const inner = walk(text, j, path, depth + 1);
+      const inner = walk(text, j, path, depth + 1, knownEnd);
       elements = inner.elements;
       j = inner.end;
     } else {

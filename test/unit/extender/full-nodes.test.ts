@@ -109,6 +109,38 @@ test('any text: read exactly as JSON.parse and the decoder read it (generated, w
   );
 });
 
+test('with every node known (its end taken from its bytes), any corruption anywhere reads as JSON.parse reads it', () => {
+  const wire = (raw: Buffer) => decodeExtenderArgs(JSON.parse(raw.toString('utf8')) as unknown, raw);
+  const outcome = (f: () => ReturnType<typeof wire>) => {
+    try {
+      const args = f();
+      return { nodes: args.nodes, spans: args.nodeSpans?.() };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  };
+  const nodes = [node('n1', '10.0.0.1'), node('n2', '10.0.0.2'), node('n3', '10.0.0.3')];
+  const text = request(nodes).toString();
+  fc.assert(
+    fc.property(
+      fc.nat(),
+      fc.constantFrom('insert', 'replace', 'delete'),
+      fc.constantFrom('}', ']', ',', '"', '\\', 'x', '7', ' ', '{"metadata":{"name":"n2"}}'),
+      (at, how, junk) => {
+        const { decoded, read } = counted();
+        read(Buffer.from(text)); // every node known now
+        const i = at % text.length;
+        const rest = how === 'insert' ? text.slice(i) : text.slice(i + 1);
+        const raw = Buffer.from(text.slice(0, i) + (how === 'delete' ? '' : junk) + rest);
+        expect(outcome(() => read(raw))).toEqual(outcome(() => wire(raw)));
+        // only a node whose own bytes changed is decoded again
+        expect(decoded.length).toBeLessThanOrEqual(nodes.length + 1);
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
 test('what is remembered is bounded in bytes: huge nodes are never kept, the oldest go first', () => {
   const decoded: string[] = [];
   const reader = new FullNodeReader(
