@@ -130,6 +130,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // a run that failed before its floor stopped leaves it on the extender port
+  await tiny?.stop().catch(() => undefined);
   await stopAllFloatips();
   await deleteNamespace(NS);
   await deleteNodes(nodeNames);
