@@ -11,7 +11,7 @@
 // bounded by the reflector instead.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { ConnectionOptions } from 'node:tls';
+import { type ConnectionOptions, createSecureContext } from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Pool } from 'undici';
 
@@ -122,16 +122,37 @@ export function shareConnections(
 const pools = new WeakMap<object, Pool>();
 
 /**
+ * How long an idle pooled connection is kept. undici's default (4 s, the API server sends no
+ * Keep-Alive hint) closed every connection between two bursts of binds, and each burst paid a TLS
+ * handshake per concurrent bind again; kube-apiserver keeps idle connections 90 s (v1.20: without limit), and client-node's
+ * agent (above) keeps them without limit.
+ */
+export const POOL_KEEP_ALIVE_MS = 30_000;
+
+/** What a connection checks per handshake rather than per secure context. */
+const PER_CONNECTION = new Set<string>(['servername', 'rejectUnauthorized']);
+
+/**
  * The undici pool for the API server that a shared agent connects to, made with the same TLS
  * settings (the options client-node filled for it), so that every writer of a KubeConfig shares its
- * connections as the agent's users do.
+ * connections as the agent's users do. The certificates are parsed into one secure context here:
+ * left to tls.connect, every new connection parsed the CA, certificate and key again (in the
+ * bench:e2e profile, a third of the cost of each connection).
  */
 export function poolBeside(agent: object, origin: string, options: AgentOptions): Pool {
   let pool = pools.get(agent);
   if (!pool) {
-    const tls: Record<string, unknown> = {};
-    for (const field of TLS_IDENTITY) if (options[field] !== undefined) tls[field] = options[field];
-    pool = new Pool(origin, { connect: tls as ConnectionOptions });
+    const connect: Record<string, unknown> = {};
+    const material: Record<string, unknown> = {};
+    for (const field of TLS_IDENTITY) {
+      if (options[field] === undefined) continue;
+      (PER_CONNECTION.has(field) ? connect : material)[field] = options[field];
+    }
+    if (origin.startsWith('https:')) connect.secureContext = createSecureContext(material);
+    pool = new Pool(origin, {
+      connect: connect as ConnectionOptions,
+      keepAliveTimeout: POOL_KEEP_ALIVE_MS,
+    });
     pools.set(agent, pool);
   }
   return pool;

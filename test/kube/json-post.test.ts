@@ -108,7 +108,7 @@ test('a refusal is the server’s Status; no answer in time is status 0', async 
   }
 });
 
-test('over TLS the writer trusts the kubeconfig’s CA only and presents its client certificate', async () => {
+test('over TLS the writer trusts the kubeconfig’s CA only, presents its client certificate and keeps its connections between bursts', async () => {
   const serving = webhookCertificate(['IP:127.0.0.1']);
   const client = webhookCertificate(['DNS:floatip']);
   const seen: { url: string; subject: unknown }[] = [];
@@ -121,6 +121,10 @@ test('over TLS the writer trusts the kubeconfig’s CA only and presents its cli
       req.on('end', () => res.writeHead(201).end('{"ok":true}'));
     },
   );
+  let connections = 0;
+  server.on('secureConnection', () => connections++);
+  // as kube-apiserver: idle connections kept, and no Keep-Alive timeout hint in the answers
+  server.keepAliveTimeout = 0;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const writerTrusting = (ca: string) => {
@@ -142,8 +146,21 @@ test('over TLS the writer trusts the kubeconfig’s CA only and presents its cli
     return new JsonPost(shareConnections(kc));
   };
   try {
-    expect(await writerTrusting(serving.ca).post('/api/v1/x', {}, 'create x')).toEqual({ ok: true });
+    const trusting = writerTrusting(serving.ca);
+    expect(await trusting.post('/api/v1/x', {}, 'create x')).toEqual({ ok: true });
     expect(seen).toEqual([{ url: '/api/v1/x', subject: 'floatip-webhook' }]);
+    // a burst of concurrent writes, a pause longer than undici's default keep-alive (4 s), and the
+    // same burst again: the second burst finds the first one's connections, with no new handshake
+    const burst = () =>
+      Promise.all([1, 2, 3, 4].map((i) => trusting.post(`/api/v1/burst${i}`, {}, `create ${i}`)));
+    const before = connections;
+    await burst();
+    const handshakes = connections;
+    expect(handshakes - before).toBeLessThanOrEqual(4);
+    await new Promise((r) => setTimeout(r, 4_500));
+    await burst();
+    expect(connections).toBe(handshakes);
+    seen.length = 1;
     // a server its CA did not sign is refused before anything is sent
     const refused = await writerTrusting(client.ca)
       .post('/api/v1/y', {}, 'create y')
