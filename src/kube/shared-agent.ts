@@ -124,8 +124,8 @@ const pools = new WeakMap<object, Pool>();
 /**
  * How long an idle pooled connection is kept. undici's default (4 s, the API server sends no
  * Keep-Alive hint) closed every connection between two bursts of binds, and each burst paid a TLS
- * handshake per concurrent bind again; kube-apiserver keeps idle connections 90 s (v1.20: without limit), and client-node's
- * agent (above) keeps them without limit.
+ * handshake per concurrent bind again. kube-apiserver keeps idle connections 90 s (v1.20: without
+ * limit), client-node's agent (above) keeps them without limit.
  */
 export const POOL_KEEP_ALIVE_MS = 30_000;
 
