@@ -185,3 +185,26 @@ test('a names-only request, and items keyed as Go also reads them ("Items", esca
     expect(JSON.parse(raw.toString('utf8', from, to))).toEqual(node('n1', '10.0.0.1'));
   }
 });
+
+test('Nodes keyed as Go writes it, spaced, or as Go also reads it: the same nodes, cached for the first two', () => {
+  const plain = request([node('n1', '10.0.0.1'), node('n2', '10.0.0.2')]).toString();
+  const cases: [string, number][] = [
+    ['"Nodes":{', 2],
+    ['"Nodes" :\n {', 2],
+    ['"nodes":{', 0],
+    ['"\\u004eodes":{', 0],
+  ];
+  for (const [key, decodes] of cases) {
+    const { decoded, read } = counted();
+    const raw = Buffer.from(plain.replace('"Nodes":{', key));
+    for (let i = 0; i < 2; i++) {
+      const args = read(raw);
+      expect(args.nodes!.map((n) => n.status!.addresses![0]!.address)).toEqual(['10.0.0.1', '10.0.0.2']);
+      const [from, to] = args.nodeSpans!()[1]!;
+      expect(JSON.parse(raw.toString('utf8', from, to))).toEqual(node('n2', '10.0.0.2'));
+    }
+    // the reader decoded each node once and the second read took both from the first one's bytes;
+    // or (keys Go reads but does not write) the whole text went to the wire decoder, twice
+    expect(decoded).toHaveLength(decodes);
+  }
+});
