@@ -30,7 +30,12 @@ function areaOf(url: string, name: string): string {
   return url;
 }
 
-export function summarizeProfile(file: string, top = 20): string {
+/**
+ * `window`: CLOCK_MONOTONIC microseconds (V8's profile clock, and process.hrtime's in any process on
+ * the machine), so that only the samples of the measured run count, not start-up, warm-up or the
+ * releases after it.
+ */
+export function summarizeProfile(file: string, top = 20, window?: { from: number; to: number }): string {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -38,7 +43,10 @@ export function summarizeProfile(file: string, top = 20): string {
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
   let total = 0;
+  let time = profile.startTime;
   profile.samples.forEach((id, i) => {
+    time += profile.timeDeltas[i] ?? 0;
+    if (window && (time < window.from || time > window.to)) return;
     const dt = (profile.timeDeltas[i] ?? 0) / 1000; // ms
     const node = byId.get(id);
     if (!node) return;
@@ -66,10 +74,10 @@ export function summarizeProfile(file: string, top = 20): string {
         ([k, ms]) =>
           `    ${((100 * ms) / total).toFixed(1).padStart(5)} %  ${ms.toFixed(0).padStart(6)} ms  ${k}`,
       );
-  const wall = (profile.endTime - profile.startTime) / 1000;
+  const wall = (window ? window.to - window.from : profile.endTime - profile.startTime) / 1000;
   return [
     `  sampled busy ${total.toFixed(0)} ms of ${wall.toFixed(0)} ms (wall time not idle: on a CPU, or ` +
-      `runnable and waiting for one); self time by area:`,
+      `runnable and waiting for one)${window ? ` from ${window.from} to ${window.to} µs` : ''}; self time by area:`,
     ...rows(self),
     `  inclusive time of floatip's functions:`,
     ...rows(inclusive),

@@ -8,7 +8,8 @@
 // Knobs: FLOATIP_BENCH_E2E_ROUNDS (5), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50),
 // _WARM_DEPLOYMENTS (50: an unmeasured run of that many Deployments before each measured one), _TRACE=1 (one
 // more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
-// more nodeCacheCapable run with floatip under node --cpu-prof, summarised), _MODES (default
+// more nodeCacheCapable run with floatip under node --cpu-prof, summarised over the measured run;
+// _PROFILE=full or baseline profiles floatip in that mode instead), _MODES (default
 // baseline,tiny-crd,tiny-crd-full,ncc,full; also tiny, and ncc-noprio: nodeCacheCapable without the
 // prioritize verb). `tiny` is the smallest extender that binds (test/e2e/tiny-extender.ts: keeps
 // every node, scores them alike, binds with a fixed annotation) with nodeCacheCapable: what the
@@ -49,7 +50,8 @@ const NODES = num('NODES', 50);
 /** Deployments of the unmeasured run before each measured one (_WARM_DEPLOYMENTS). */
 const WARM_DEPLOYMENTS = num('WARM_DEPLOYMENTS', 50);
 const TRACE = process.env.FLOATIP_BENCH_E2E_TRACE === '1';
-const PROFILE = process.env.FLOATIP_BENCH_E2E_PROFILE === '1';
+/** _PROFILE: 1 (the nodeCacheCapable run), or the mode to profile floatip in: ncc, full or baseline. */
+const PROFILE = profiledMode(process.env.FLOATIP_BENCH_E2E_PROFILE);
 const PODS = DEPLOYMENTS * REPLICAS;
 const NS = 'e2e-bench';
 const nodeNames = Array.from({ length: NODES }, (_, i) => `bench-${i + 1}`);
@@ -155,7 +157,7 @@ test(`bench:e2e ${PODS} pods (${DEPLOYMENTS} Deployments x ${REPLICAS}) on ${NOD
   if (TRACE) {
     for (const mode of ['ncc', 'full'] as const) runs.push(await runOnce(mode, 0, { trace: true }));
   }
-  if (PROFILE) runs.push(await runOnce('ncc', 0, { profile: true }));
+  if (PROFILE) runs.push(await runOnce(PROFILE, 0, { profile: true }));
   report(runs);
   await idleLatency();
 });
@@ -210,6 +212,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   });
   await clearRun(warm, withFloor && mode !== 'tiny');
   const cpu0 = cpuTimes();
+  const from = monotonicMicros();
   const requests0 = await apiserverRequests();
   const handlers0 = withFloatip ? await floatipHandlers() : undefined;
   const run = `b${round || 'x'}-${mode}-${Date.now().toString(36)}`;
@@ -222,6 +225,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     timeoutMs: 10 * 60_000,
   });
   const cpu1 = cpuTimes();
+  const to = monotonicMicros();
   const requests1 = await apiserverRequests();
   const requests = new Map<string, number>();
   for (const [what, n] of requests1) {
@@ -246,7 +250,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     if (profileDir) {
       const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
       detail = file
-        ? `  ${join(profileDir, file)}\n${summarizeProfile(join(profileDir, file))}`
+        ? `  ${join(profileDir, file)}\n${summarizeProfile(join(profileDir, file), 20, { from, to })}`
         : '  no profile written';
     }
     floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
@@ -430,6 +434,33 @@ async function apiserverRequests(): Promise<Map<string, number>> {
   return totals;
 }
 
+/** CLOCK_MONOTONIC in microseconds, the clock of a V8 CPU profile's timestamps. */
+const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
+
+function profiledMode(knob: string | undefined): Mode | undefined {
+  if (knob === undefined || knob === '') return undefined;
+  const mode = knob === '1' ? 'ncc' : knob;
+  if (mode !== 'ncc' && mode !== 'full' && mode !== 'baseline')
+    throw new Error(`FLOATIP_BENCH_E2E_PROFILE=${knob}: expected 1, ncc, full or baseline`);
+  return mode;
+}
+
+/**
+ * CPU-seconds of a process's main thread (its /proc task of its own pid); the rest of its time is
+ * its other threads': for node, V8's workers (compiling hot code with TurboFan, helping the GC) and
+ * libuv's pool. A fresh floatip compiles for its first few thousand pods (bench:e2e's warm-up is
+ * 500), so that rest falls from round to round of a process that is not restarted.
+ */
+function mainThread(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU seconds (user + system) so far of each control-plane process and floatip. */
 function cpuTimes(): Record<string, number> {
   const ticks = 100; // USER_HZ on Linux
@@ -460,10 +491,13 @@ function cpuTimes(): Record<string, number> {
     const t = read(pidOf(name));
     if (t !== undefined) times[name] = t;
   }
-  const f = times2(floatip?.pid);
-  if (f !== undefined) {
+  const pid = floatip?.pid;
+  const f = times2(pid);
+  if (pid !== undefined && f !== undefined) {
     times.floatip = f[0] + f[1];
     times['floatip in the kernel'] = f[1];
+    const main = mainThread(pid);
+    if (main !== undefined) times['floatip off its main thread'] = f[0] + f[1] - main;
   }
   const floor = read(tiny?.pid);
   if (floor !== undefined) times.floor = floor;
