@@ -35,31 +35,6 @@ const NAME_MARK = Buffer.from('"metadata":{"name":"');
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/**
- * How kube-scheduler writes the key of full Nodes (`"Nodes":{`; with names only, `"Nodes":null`).
- * A text without it anywhere, as key of an object, is parsed whole: that is how any text may be read
- * (the spans are only a shortcut), and it spares a names-only request the walk over every byte of
- * its Pod in JavaScript (in bench:e2e, a fifteenth of floatip's CPU per pod). A key Go also reads as
- * Nodes (`"nodes"`, escaped) is read by the same whole parse, only without the shortcut.
- */
-const NODES_KEY = Buffer.from('"Nodes"');
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
-/** Whether `"Nodes"` is followed by `:` and `{` (with any whitespace between) somewhere in the text. */
-function mayHoldNodes(raw: Buffer): boolean {
-  for (let at = raw.indexOf(NODES_KEY); at >= 0; at = raw.indexOf(NODES_KEY, at + 1)) {
-    let i = at + NODES_KEY.length;
-    while (isSpace(raw[i])) i++;
-    if (raw[i] !== COLON) continue;
-    i++;
-    while (isSpace(raw[i])) i++;
-    if (raw[i] === OPEN_OBJECT) return true;
-  }
-  return false;
-}
-
 /** How far into a node its name is looked for before its end is known (Go writes it within its first bytes). */
 const NAME_WITHIN = 512;
 
@@ -101,7 +76,6 @@ export class FullNodeReader {
    * the decoder throw for a request that is not JSON or a node that is not a Node.
    */
   read(raw: Buffer): ReadRequest {
-    if (!mayHoldNodes(raw)) return { body: JSON.parse(raw.toString('utf8')) as unknown };
     // a node whose bytes are the ones last seen under its name is not scanned for its end: one
     // memcmp instead of a walk over every byte in JavaScript (most of such a call's cost: 117 KB of
     // 50 nodes took 0.6 ms to walk, 7 us to compare)
