@@ -26,14 +26,17 @@ export class JsonPost {
 
   /**
    * POSTs `body` as JSON to `path` on the API server; the answer's parsed body, or a KubeApiError
-   * (the Status the server answered, or status 0 when no answer came within `timeoutMs`).
+   * (the Status the server answered, or status 0 when no answer came: the kubeconfig's TLS material
+   * unusable, the server unreachable or refused, or no answer within `timeoutMs`).
    */
   async post(path: string, body: unknown, what: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<unknown> {
-    const settings = await this.connection.current();
     const payload = JSON.stringify(body);
     const ms = Math.max(1, Math.floor(timeoutMs));
     let answer: Answer;
     try {
+      // inside: the kubeconfig's TLS material is parsed here (a key that is not the certificate's
+      // fails now, not at connect), and its failure names this write as any other does
+      const settings = await this.connection.current();
       answer = await (settings.pool
         ? viaPool(settings, path, payload, ms)
         : viaAgent(settings, path, payload, ms));

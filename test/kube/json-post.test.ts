@@ -174,6 +174,31 @@ test('over TLS the writer trusts the kubeconfig’s CA only, presents its client
   }
 });
 
+test('a kubeconfig whose client key is not its certificate’s: the write fails as status 0, naming itself', async () => {
+  const mine = webhookCertificate(['DNS:floatip']);
+  const other = webhookCertificate(['DNS:other']);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://127.0.0.1:9', caData: Buffer.from(mine.ca).toString('base64') }],
+    users: [
+      {
+        name: 'u',
+        certData: Buffer.from(mine.cert).toString('base64'),
+        keyData: Buffer.from(other.key).toString('base64'),
+      },
+    ],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  const writer = new JsonPost(shareConnections(kc));
+  for (const what of ['create x', 'create y']) {
+    const failed = await writer.post('/api/v1/x', {}, what).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(KubeApiError);
+    expect((failed as KubeApiError).status).toBe(0);
+    expect((failed as KubeApiError).message).toMatch(new RegExp(`^${what}: .*key values mismatch`));
+  }
+});
+
 test('a cluster behind the kubeconfig’s proxy-url is written to through that proxy', async () => {
   // the proxy tunnels every CONNECT to the stand-in API server, whatever address it names
   const api = await apiServer(() => [201, '{"via":"proxy"}']);
