@@ -108,6 +108,19 @@ test('a refusal is the server’s Status; no answer in time is status 0', async 
   }
 });
 
+/** A kubeconfig for `server` trusting `ca`, with a client certificate and key, connections shared. */
+function tlsKubeConfig(server: string, ca: string, cert: string, key: string): KubeConfig {
+  const kc = new KubeConfig();
+  const base64 = (pem: string) => Buffer.from(pem).toString('base64');
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, caData: base64(ca) }],
+    users: [{ name: 'u', certData: base64(cert), keyData: base64(key) }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return shareConnections(kc);
+}
+
 test('over TLS the writer trusts the kubeconfig’s CA only, presents its client certificate and keeps its connections between bursts', async () => {
   const serving = webhookCertificate(['IP:127.0.0.1']);
   const client = webhookCertificate(['DNS:floatip']);
@@ -127,24 +140,8 @@ test('over TLS the writer trusts the kubeconfig’s CA only, presents its client
   server.keepAliveTimeout = 0;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  const writerTrusting = (ca: string) => {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        { name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString('base64') },
-      ],
-      users: [
-        {
-          name: 'u',
-          certData: Buffer.from(client.cert).toString('base64'),
-          keyData: Buffer.from(client.key).toString('base64'),
-        },
-      ],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    return new JsonPost(shareConnections(kc));
-  };
+  const writerTrusting = (ca: string) =>
+    new JsonPost(tlsKubeConfig(`https://127.0.0.1:${port}`, ca, client.cert, client.key));
   try {
     const trusting = writerTrusting(serving.ca);
     expect(await trusting.post('/api/v1/x', {}, 'create x')).toEqual({ ok: true });
@@ -177,20 +174,7 @@ test('over TLS the writer trusts the kubeconfig’s CA only, presents its client
 test('a kubeconfig whose client key is not its certificate’s: the write fails as status 0, naming itself', async () => {
   const mine = webhookCertificate(['DNS:floatip']);
   const other = webhookCertificate(['DNS:other']);
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'https://127.0.0.1:9', caData: Buffer.from(mine.ca).toString('base64') }],
-    users: [
-      {
-        name: 'u',
-        certData: Buffer.from(mine.cert).toString('base64'),
-        keyData: Buffer.from(other.key).toString('base64'),
-      },
-    ],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const writer = new JsonPost(shareConnections(kc));
+  const writer = new JsonPost(tlsKubeConfig('https://127.0.0.1:9', mine.ca, mine.cert, other.key));
   for (const what of ['create x', 'create y']) {
     const failed = await writer.post('/api/v1/x', {}, what).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(KubeApiError);
