@@ -67,23 +67,41 @@ const headersOf = (settings: ConnectionSettings) => ({
 
 /**
  * undici bounds the wait for the answer's head and then for each piece of its body, not the whole:
- * the API server sends a write's small answer at once, so the head's bound is the call's.
+ * the API server sends a write's small answer at once, so the head's bound is the call's. Through
+ * `dispatch`, not `request`: the answer's few hundred bytes are gathered as they come, without the
+ * Readable stream, abort wiring and promise `request` builds around every answer (bench:
+ * 30-60 us less of the client's CPU per POST over TLS, of about 200).
  */
-async function viaPool(
-  settings: ConnectionSettings,
-  path: string,
-  payload: string,
-  ms: number,
-): Promise<Answer> {
-  const res = await settings.pool!.request({
-    path: settings.prefix + path,
-    method: 'POST',
-    headers: headersOf(settings) as Record<string, string>,
-    body: payload,
-    headersTimeout: ms,
-    bodyTimeout: ms,
+function viaPool(settings: ConnectionSettings, path: string, payload: string, ms: number): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let status = 0;
+    settings.pool!.dispatch(
+      {
+        path: settings.prefix + path,
+        method: 'POST',
+        headers: headersOf(settings) as Record<string, string>,
+        body: payload,
+        headersTimeout: ms,
+        bodyTimeout: ms,
+      },
+      {
+        onRequestStart() {},
+        onResponseStart(_controller, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(_controller, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          resolve({ status, text: Buffer.concat(chunks).toString('utf8') });
+        },
+        onResponseError(_controller, err) {
+          reject(err);
+        },
+      },
+    );
   });
-  return { status: res.statusCode, text: await res.body.text() };
 }
 
 /** node's request on client-node's agent (a proxy's), bounded by a timer that destroys it. */
