@@ -1,9 +1,10 @@
 // Connection reuse to the API server: client-node 1.x makes a new agent (and so a new connection, and
 // over TLS a new handshake) per call; shareConnections makes calls share pooled keep-alive sockets.
+import { getMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { shareConnections, sharedAgents } from '../../src/kube/shared-agent.js';
+import { shareConnections, sharedAgents, sharedTimeout } from '../../src/kube/shared-agent.js';
 
 function config(server: string, options: { skipTLSVerify?: boolean; caData?: string } = {}): KubeConfig {
   const kc = new KubeConfig();
@@ -112,4 +113,34 @@ describe('a pooled connection that went silent', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 10_000);
+});
+
+describe('the calls’ timeout signal', () => {
+  test('is shared by the calls of one thirtieth of the timeout, and a new one after it', () => {
+    let now = 1_000_000;
+    const timeout = sharedTimeout(30_000, () => now);
+    const first = timeout();
+    now += 999;
+    expect(timeout()).toBe(first);
+    now += 1;
+    const second = timeout();
+    expect(second).not.toBe(first);
+    expect(timeout()).toBe(second);
+  });
+
+  test('aborts no sooner than the timeout after the last call that may share it, as a TimeoutError', async () => {
+    const timeout = sharedTimeout(300); // shared for 10 ms: aborts 310 ms after it is made
+    const made = Date.now();
+    const signal = timeout();
+    // every call in flight listens to it: no limit past which node warns of a leak (jest's
+    // process object does not see node's warnings, so the limit is read instead)
+    expect(getMaxListeners(signal)).toBe(Infinity);
+    const reason = await new Promise<unknown>((resolve) =>
+      signal.addEventListener('abort', () => resolve(signal.reason)),
+    );
+    const after = Date.now() - made;
+    expect(after).toBeGreaterThanOrEqual(310 - 1);
+    expect(after).toBeLessThan(2000);
+    expect((reason as Error).name).toBe('TimeoutError');
+  });
 });
