@@ -10,11 +10,14 @@
 // more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
 // more nodeCacheCapable run with floatip under node --cpu-prof, summarised over the measured run;
 // _PROFILE=full or baseline profiles floatip in that mode instead), _MODES (default
-// baseline,tiny-crd,tiny-crd-full,ncc,full; also tiny, and ncc-noprio: nodeCacheCapable without the
-// prioritize verb). `tiny` is the smallest extender that binds (test/e2e/tiny-extender.ts: keeps
+// baseline,tiny-crd,tiny-crd-watch,tiny-crd-full,ncc,full; also tiny, and ncc-noprio:
+// nodeCacheCapable without the prioritize verb). `tiny` is the smallest extender that binds (test/e2e/tiny-extender.ts: keeps
 // every node, scores them alike, binds with a fixed annotation) with nodeCacheCapable: what the
 // extender mechanism itself costs; `tiny-crd` is the same plus one FloatingIP object created per
-// bind, as floatip records each address: the floor of floatip with nodeCacheCapable; `tiny-crd-full`
+// bind, as floatip records each address: the floor of floatip with nodeCacheCapable; `tiny-crd-watch`
+// is tiny-crd that also follows, with floatip's reflector, what floatip follows that changes with its
+// pods (pods, nodes, Deployments, StatefulSets, FloatingIPs): the floor of an IPAM that watches the
+// pods it places, as floatip must to release their addresses; `tiny-crd-full`
 // is tiny-crd sent full Nodes (it parses them and echoes them back): the floor of floatip without.
 // Every run prints floatip's or the floor's own CPU-seconds per 1,000 pods, from its process
 // accounting (the floor runs as a process of its own, test/e2e/tiny-floor.ts).
@@ -65,9 +68,21 @@ const CONFIG: ConfigEntry[] = [
   },
 ];
 
-type Mode = 'baseline' | 'tiny' | 'tiny-crd' | 'tiny-crd-full' | 'ncc' | 'full' | 'ncc-noprio';
-const ALL_MODES: Mode[] = ['baseline', 'tiny', 'tiny-crd', 'tiny-crd-full', 'ncc', 'full', 'ncc-noprio'];
-const MODES: Mode[] = (process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,tiny-crd,tiny-crd-full,ncc,full')
+type Mode =
+  'baseline' | 'tiny' | 'tiny-crd' | 'tiny-crd-watch' | 'tiny-crd-full' | 'ncc' | 'full' | 'ncc-noprio';
+const ALL_MODES: Mode[] = [
+  'baseline',
+  'tiny',
+  'tiny-crd',
+  'tiny-crd-watch',
+  'tiny-crd-full',
+  'ncc',
+  'full',
+  'ncc-noprio',
+];
+const MODES: Mode[] = (
+  process.env.FLOATIP_BENCH_E2E_MODES ?? 'baseline,tiny-crd,tiny-crd-watch,tiny-crd-full,ncc,full'
+)
   .split(',')
   .map((m) => m.trim() as Mode)
   .filter((m) => ALL_MODES.includes(m));
@@ -75,6 +90,7 @@ const LABEL: Record<Mode, string> = {
   baseline: 'no extender (baseline)',
   tiny: 'tiny extender (floor), ncc',
   'tiny-crd': 'tiny + a FloatingIP per pod',
+  'tiny-crd-watch': 'tiny-crd + watching as floatip',
   'tiny-crd-full': 'tiny-crd, full Nodes',
   ncc: 'floatip, nodeCacheCapable=true',
   full: 'floatip, nodeCacheCapable=false',
@@ -90,9 +106,12 @@ function schedulerFor(mode: Mode) {
   };
 }
 
-/** What floatip in a mode is held to: the floor run beside it, the ratio, and its CPU per 1,000 pods. */
-const TARGETS: Partial<Record<Mode, { floor: Mode; ratio: number; cpuPer1000: number }>> = {
-  ncc: { floor: 'tiny-crd', ratio: 1.05, cpuPer1000: 1.5 },
+/**
+ * What floatip in a mode is held to: the floor run beside it, the ratio, and its CPU per 1,000 pods;
+ * and, printed beside, the floor that also watches what floatip watches (when that mode ran).
+ */
+const TARGETS: Partial<Record<Mode, { floor: Mode; ratio: number; cpuPer1000: number; watching?: Mode }>> = {
+  ncc: { floor: 'tiny-crd', ratio: 1.05, cpuPer1000: 1.5, watching: 'tiny-crd-watch' },
   full: { floor: 'tiny-crd-full', ratio: 1.15, cpuPer1000: 3 },
 };
 
@@ -171,13 +190,13 @@ interface RunKind {
 
 async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<Run> {
   const withFloatip = mode === 'ncc' || mode === 'full' || mode === 'ncc-noprio';
-  const withFloor = mode === 'tiny' || mode === 'tiny-crd' || mode === 'tiny-crd-full';
+  const withFloor = mode.startsWith('tiny');
   let proxy: TimingProxy | undefined;
   let profileDir: string | undefined;
   if (withFloor) {
     // the tiny extender takes floatip's place on the extender port for this run
     await floatip!.stop();
-    tiny = await startTinyFloor({ recordObjects: mode !== 'tiny' });
+    tiny = await startTinyFloor({ recordObjects: mode !== 'tiny', watch: mode === 'tiny-crd-watch' });
   } else if (kind.trace) {
     // the scheduler calls the proxy on the extender port; floatip moves to another port
     await floatip!.stop();
@@ -538,6 +557,13 @@ function report(runs: readonly Run[]): void {
         `  / ${t.floor} x${toFloor.toFixed(3)} (target <= ${t.ratio}: ${toFloor <= t.ratio ? 'met' : 'NOT met'}); ` +
         `floatip CPU ${cpu.toFixed(2)} s per 1,000 pods (target <= ${t.cpuPer1000}: ${cpu <= t.cpuPer1000 ? 'met' : 'NOT met'}; ` +
         `the floor's own ${floorCpu.toFixed(2)} s, floatip x${(cpu / floorCpu).toFixed(2)} of it)`;
+      if (t.watching && of(t.watching).length > 0) {
+        const watching = median(of(t.watching).map((r) => r.result.totalMs));
+        const watchingCpu = median(of(t.watching).map((r) => cpuPer1000(r.cpu, 'floor')));
+        target +=
+          `; / ${t.watching} x${(total / watching).toFixed(3)}, ` +
+          `its own CPU ${watchingCpu.toFixed(2)} s, floatip x${(cpu / watchingCpu).toFixed(2)} of it`;
+      }
     }
     out(
       `  ${LABEL[mode].padEnd(32)} ${fmt(total).padStart(8)} ms  x${ratio.toFixed(3)}  ` +

@@ -3,7 +3,12 @@
 // so a scenario can tell the extender was really on the path.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ClusterCache } from '../../src/kube/cluster.js';
+import { CustomResourceClient } from '../../src/kube/custom-resources.js';
 import { JsonPost } from '../../src/kube/json-post.js';
+import { Reflector } from '../../src/kube/reflector.js';
+import { silentLogger } from '../../src/log.js';
+import { FLOATING_IP_PLURAL, GROUP, VERSION } from '../../src/store/floating-ip-object.js';
 import { shareConnections } from '../../src/kube/shared-agent.js';
 import { clusterKubeConfig, extenderPort } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
@@ -43,12 +48,19 @@ export async function startTinyExtender(
      * address from 10.200.0.0/16): for bench:e2e, what that one write costs the control plane.
      */
     recordObjects?: boolean;
+    /**
+     * Also follow, with floatip's own reflector, every resource floatip follows that changes with
+     * the pods it places (pods, nodes, Deployments, StatefulSets, FloatingIPs): for bench:e2e, the
+     * least an IPAM that watches the pods it places pays besides answering and writing.
+     */
+    watch?: boolean;
   } = {},
 ): Promise<TinyExtender> {
   // pooled keep-alive connections and one plain POST per write, as floatip writes: the floor is no
   // heavier than what it is compared with
   const kc = shareConnections(options.kubeConfig ?? clusterKubeConfig());
   const writer = new JsonPost(kc);
+  const watching = options.watch ? await startWatching(kc) : undefined;
   let recorded = 0;
   const calls = { filter: 0, prioritize: 0, bind: 0, preempt: 0, other: 0 };
   const filterForms = new Set<'Nodes' | 'NodeNames'>();
@@ -145,7 +157,47 @@ export async function startTinyExtender(
     );
     server.listen(port, '127.0.0.1', resolve);
   });
-  return { calls, filterForms, bindErrors, close: () => closeServer(server) };
+  return {
+    calls,
+    filterForms,
+    bindErrors,
+    close: async () => {
+      await closeServer(server);
+      await watching?.();
+    },
+  };
+}
+
+/** The caches floatip keeps of what changes with its pods, started; resolves to how to stop them. */
+async function startWatching(kubeConfig: KubeConfig): Promise<() => Promise<void>> {
+  const log = silentLogger();
+  const cluster = new ClusterCache(kubeConfig, log);
+  const api = new CustomResourceClient(kubeConfig, {
+    group: GROUP,
+    version: VERSION,
+    plural: FLOATING_IP_PLURAL,
+  });
+  const floatingIPs = new Reflector({
+    name: 'floatingips',
+    path: api.path,
+    list: async ({ limit, _continue }) => {
+      const page = await api.list(limit, _continue);
+      return {
+        items: page.items as { metadata?: { name?: string } }[],
+        metadata: {
+          resourceVersion: page.resourceVersion,
+          ...(page.continue ? { continue: page.continue } : {}),
+        },
+      };
+    },
+    kubeConfig,
+    log,
+    keep: 'versions',
+  });
+  await Promise.all([cluster.start(), floatingIPs.start()]);
+  return async () => {
+    await Promise.all([cluster.stop(), floatingIPs.stop()]);
+  };
 }
 
 function metaVictims(body: unknown): Record<string, unknown> {

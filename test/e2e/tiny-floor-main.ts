@@ -4,7 +4,11 @@
 // it saw (calls, filter forms, bind errors) as one JSON line before it exits.
 import { startTinyExtender } from './tiny-extender.js';
 
-const options = JSON.parse(process.argv[2] ?? '{}') as { recordObjects?: boolean; port?: number };
+const options = JSON.parse(process.argv[2] ?? '{}') as {
+  recordObjects?: boolean;
+  watch?: boolean;
+  port?: number;
+};
 const tiny = await startTinyExtender(options);
 process.stdout.write('listening\n');
 process.once('SIGTERM', () => {

@@ -23,7 +23,9 @@ export interface TinyFloor {
 const BUNDLE = join(REPO_ROOT, 'dist/test/tiny-floor.mjs');
 let bundled: Promise<unknown> | undefined;
 
-export async function startTinyFloor(options: { recordObjects?: boolean } = {}): Promise<TinyFloor> {
+export async function startTinyFloor(
+  options: { recordObjects?: boolean; watch?: boolean } = {},
+): Promise<TinyFloor> {
   bundled ??= build({
     entryPoints: [join(REPO_ROOT, 'test/e2e/tiny-floor-main.ts')],
     bundle: true,
