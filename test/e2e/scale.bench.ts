@@ -6,7 +6,8 @@
 // the time went (kube-scheduler's own metrics, CPU seconds per process). After every floatip run:
 // every pod has an address of the subnet, no address twice, objects and annotations agree.
 // Knobs: FLOATIP_BENCH_E2E_ROUNDS (5), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50),
-// _WARM_DEPLOYMENTS (50: an unmeasured run of that many Deployments before each measured one), _TRACE=1 (one
+// _WARM_DEPLOYMENTS (50: an unmeasured run of that many Deployments before each measured one), _PERF=1
+// (every measured run's extender under perf record, its CPU summarised by area: perf-profile.ts), _TRACE=1 (one
 // more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
 // more nodeCacheCapable run with floatip under node --cpu-prof, summarised over the measured run;
 // _PROFILE=full or baseline profiles floatip in that mode instead), _MODES (default
@@ -28,6 +29,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { summarizeProfile } from './cpu-profile.js';
+import { PERF_NODE_ARGS, recordCpu, summarizePerf } from './perf-profile.js';
 import { clusterKubeConfig, ENI_IP, extenderPort, loadCluster, restartScheduler, runDir } from './cluster.js';
 import { FloatipProcess, freePort, stopAllFloatips } from './floatip.js';
 import {
@@ -53,6 +55,10 @@ const NODES = num('NODES', 50);
 /** Deployments of the unmeasured run before each measured one (_WARM_DEPLOYMENTS). */
 const WARM_DEPLOYMENTS = num('WARM_DEPLOYMENTS', 50);
 const TRACE = process.env.FLOATIP_BENCH_E2E_TRACE === '1';
+/** _PERF=1: every measured run's extender (floatip or the floor) under perf record (perf-profile.ts). */
+const PERF = process.env.FLOATIP_BENCH_E2E_PERF === '1';
+/** node's flags for an extender's process. */
+const NODE_ARGS = PERF ? PERF_NODE_ARGS : [];
 /** _PROFILE: 1 (the nodeCacheCapable run), or the mode to profile floatip in: ncc, full or baseline. */
 const PROFILE = profiledMode(process.env.FLOATIP_BENCH_E2E_PROFILE);
 const PODS = DEPLOYMENTS * REPLICAS;
@@ -145,10 +151,20 @@ beforeAll(async () => {
     nodeNames.map((_, i) => `10.99.${Math.floor(i / 200)}.${(i % 200) + 10}`),
     { [ENI_IP]: '64', pods: '110' },
   );
-  // info, as in production: one line per bind and per release
-  floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
-  await floatip.ready();
+  floatip = await startFloatip();
 });
+
+/** floatip as the bench runs it: info logs, as in production (one line per bind and per release). */
+async function startFloatip(options: { name?: string; port?: number; nodeArgs?: string[] } = {}) {
+  const started = await FloatipProcess.start({
+    name: 'bench',
+    logLevel: 'info',
+    ...options,
+    nodeArgs: [...NODE_ARGS, ...(options.nodeArgs ?? [])],
+  });
+  await started.ready();
+  return started;
+}
 
 afterAll(async () => {
   // a run that failed before its floor stopped leaves it on the extender port
@@ -189,6 +205,7 @@ interface RunKind {
 }
 
 async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<Run> {
+  const what = kind.trace ? 'trace' : kind.profile ? 'profile' : `round ${round}`;
   const withFloatip = mode === 'ncc' || mode === 'full' || mode === 'ncc-noprio';
   const withFloor = mode.startsWith('tiny');
   let proxy: TimingProxy | undefined;
@@ -196,23 +213,24 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   if (withFloor) {
     // the tiny extender takes floatip's place on the extender port for this run
     await floatip!.stop();
-    tiny = await startTinyFloor({ recordObjects: mode !== 'tiny', watch: mode === 'tiny-crd-watch' });
+    tiny = await startTinyFloor({
+      recordObjects: mode !== 'tiny',
+      watch: mode === 'tiny-crd-watch',
+      nodeArgs: NODE_ARGS,
+    });
   } else if (kind.trace) {
     // the scheduler calls the proxy on the extender port; floatip moves to another port
     await floatip!.stop();
     const port = await freePort();
-    floatip = await FloatipProcess.start({ name: 'bench-trace', port, logLevel: 'info' });
-    await floatip.ready();
+    floatip = await startFloatip({ name: 'bench-trace', port });
     proxy = await startTimingProxy({ port: extenderPort(), target: floatip.url });
   } else if (kind.profile) {
     await floatip!.stop();
     profileDir = join(runDir(), `cpu-profile-${Date.now().toString(36)}`);
-    floatip = await FloatipProcess.start({
+    floatip = await startFloatip({
       name: 'bench-profile',
-      logLevel: 'info',
       nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
     });
-    await floatip.ready();
   }
   await restartScheduler(schedulerFor(mode));
   await sleep(1000); // let the new scheduler's informers settle
@@ -238,6 +256,9 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   await clearRun(warm, withFloor && mode !== 'tiny');
   const requests0 = await apiserverRequests();
   const handlers0 = withFloatip ? await floatipHandlers() : undefined;
+  const perfFile = join(runDir(), `perf-${mode}-${what.replace(' ', '')}-${Date.now().toString(36)}.data`);
+  const extenderPid = withFloor ? tiny!.pid : withFloatip ? floatip!.pid : undefined;
+  const perf = PERF && extenderPid ? recordCpu(extenderPid, perfFile) : undefined;
   const cpu0 = cpuTimes();
   const from = monotonicMicros();
   const run = `b${round || 'x'}-${mode}-${Date.now().toString(36)}`;
@@ -251,6 +272,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   });
   const cpu1 = cpuTimes();
   const to = monotonicMicros();
+  await perf?.stop();
   const requests1 = await apiserverRequests();
   const requests = new Map<string, number>();
   for (const [what, n] of requests1) {
@@ -278,16 +300,13 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
         ? `  ${join(profileDir, file)}\n${summarizeProfile(join(profileDir, file), 20, { from, to })}`
         : '  no profile written';
     }
-    floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
-    await floatip.ready();
+    floatip = await startFloatip();
   }
   await clearRun(run, withFloor && mode !== 'tiny');
   if (withFloor) {
     // back after the tiny run's pods are gone, so that floatip never sees their fixed annotation
-    floatip = await FloatipProcess.start({ name: 'bench', logLevel: 'info' });
-    await floatip.ready();
+    floatip = await startFloatip();
   }
-  const what = kind.trace ? 'trace' : kind.profile ? 'profile' : `round ${round}`;
   const own = withFloatip
     ? `; floatip CPU ${cpuPer1000(cpu).toFixed(2)} s per 1,000 pods`
     : withFloor
@@ -298,6 +317,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
       `(${result.podsPerSecond} pods/s; latency p50 ${fmt(result.latencyMs.p50)}, p99 ${fmt(result.latencyMs.p99)} ms; ` +
       `load ${os.loadavg()[0]!.toFixed(1)}${own}${handler ? `; floatip handlers ${handler}` : ''})`,
   );
+  if (perf) out(await summarizePerf(perfFile, PODS));
   return { mode, round, result, scheduler, cpu, requests, ...(detail ? { detail, kind: what } : {}) };
 }
 

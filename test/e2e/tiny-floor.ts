@@ -24,7 +24,7 @@ const BUNDLE = join(REPO_ROOT, 'dist/test/tiny-floor.mjs');
 let bundled: Promise<unknown> | undefined;
 
 export async function startTinyFloor(
-  options: { recordObjects?: boolean; watch?: boolean } = {},
+  options: { recordObjects?: boolean; watch?: boolean; nodeArgs?: readonly string[] } = {},
 ): Promise<TinyFloor> {
   bundled ??= build({
     entryPoints: [join(REPO_ROOT, 'test/e2e/tiny-floor-main.ts')],
@@ -37,10 +37,14 @@ export async function startTinyFloor(
     logLevel: 'warning',
   });
   await bundled;
-  const child: ChildProcess = spawn(process.execPath, [BUNDLE, JSON.stringify(options)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: process.env,
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), BUNDLE, JSON.stringify(options)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: process.env,
+    },
+  );
   const stderr: string[] = [];
   child.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
   const lines = createInterface({ input: child.stdout! });
