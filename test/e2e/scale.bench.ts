@@ -6,7 +6,7 @@
 // the time went (kube-scheduler's own metrics, CPU seconds per process). After every floatip run:
 // every pod has an address of the subnet, no address twice, objects and annotations agree.
 // Knobs: FLOATIP_BENCH_E2E_ROUNDS (5), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50),
-// _WARM_DEPLOYMENTS (50: an unmeasured run of that many Deployments before each measured one), _PERF=1
+// _WARM_DEPLOYMENTS (100: an unmeasured run of that many Deployments before each measured one), _PERF=1
 // (every measured run's extender under perf record, its CPU summarised by area: perf-profile.ts), _TRACE=1 (one
 // more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
 // more nodeCacheCapable run with floatip under node --cpu-prof, summarised over the measured run;
@@ -53,7 +53,7 @@ const DEPLOYMENTS = num('DEPLOYMENTS', 100);
 const REPLICAS = num('REPLICAS', 10);
 const NODES = num('NODES', 50);
 /** Deployments of the unmeasured run before each measured one (_WARM_DEPLOYMENTS). */
-const WARM_DEPLOYMENTS = num('WARM_DEPLOYMENTS', 50);
+const WARM_DEPLOYMENTS = num('WARM_DEPLOYMENTS', 100);
 const TRACE = process.env.FLOATIP_BENCH_E2E_TRACE === '1';
 /** _PERF=1: every measured run's extender (floatip or the floor) under perf record (perf-profile.ts). */
 const PERF = process.env.FLOATIP_BENCH_E2E_PERF === '1';
@@ -237,7 +237,9 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   // the same unmeasured run first in every mode: floatip and the floor are fresh processes in most
   // runs (floatip stops for each floor's run); what is measured is the cost per pod of a running
   // extender, not V8 compiling the code on its path (floatip's first 1,000 pods after a 100-pod
-  // warm-up cost 2.8 CPU-s, after 500 2.0-2.3)
+  // warm-up cost 2.8 CPU-s, after 500 2.0-2.3; and after 500 its threads other than the main one,
+  // V8's compiler above all, still spent 0.6-0.8 CPU-s in the measured run against 0.3 in the runs
+  // after it, after 1,000 a median of 0.5; the floors' 0.3 either way)
   const warm = `w${round || 'x'}-${mode}-${Date.now().toString(36)}`;
   // a running floatip is scraped: the first request its express port (/metrics) ever answers
   // deoptimizes node's http code that V8 had compiled for the extender's answers alone (33 deopts
