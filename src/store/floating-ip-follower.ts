@@ -37,6 +37,34 @@ export interface StartReport {
   readonly problems: readonly ObjectProblem[];
 }
 
+/**
+ * The FloatingIP objects as the API server has them, listed in pages and watched, keeping only each
+ * one's name and version (the allocator holds the rest: 100,000 objects are not worth holding twice).
+ */
+export function floatingIPReflector(
+  api: CustomResourceClient,
+  kubeConfig: KubeConfig,
+  log: Logger,
+): Reflector<FloatingIPObject> {
+  return new Reflector<FloatingIPObject>({
+    name: 'floatingips',
+    path: api.path,
+    list: async ({ limit, _continue }) => {
+      const page = await api.list(limit, _continue);
+      return {
+        items: page.items as FloatingIPObject[],
+        metadata: {
+          resourceVersion: page.resourceVersion,
+          ...(page.continue ? { continue: page.continue } : {}),
+        },
+      };
+    },
+    kubeConfig,
+    log,
+    keep: 'versions',
+  });
+}
+
 export class FloatingIPFollower {
   private readonly reflector: Reflector<FloatingIPObject>;
   private starting: ObjectProblem[] | undefined;
@@ -49,23 +77,7 @@ export class FloatingIPFollower {
     private readonly log: Logger,
     private readonly observer: FollowObserver,
   ) {
-    this.reflector = new Reflector<FloatingIPObject>({
-      name: 'floatingips',
-      path: api.path,
-      list: async ({ limit, _continue }) => {
-        const page = await api.list(limit, _continue);
-        return {
-          items: page.items as FloatingIPObject[],
-          metadata: {
-            resourceVersion: page.resourceVersion,
-            ...(page.continue ? { continue: page.continue } : {}),
-          },
-        };
-      },
-      kubeConfig,
-      log,
-      keep: 'versions',
-    })
+    this.reflector = floatingIPReflector(api, kubeConfig, log)
       .on('add', (o) => this.onObject(o))
       .on('update', (o) => this.onObject(o))
       .on('delete', (o) => this.onDeleted(o));

@@ -6,9 +6,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ClusterCache } from '../../src/kube/cluster.js';
 import { CustomResourceClient } from '../../src/kube/custom-resources.js';
 import { JsonPost } from '../../src/kube/json-post.js';
-import { Reflector } from '../../src/kube/reflector.js';
 import { silentLogger } from '../../src/log.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from '../../src/store/floating-ip-object.js';
+import { floatingIPReflector } from '../../src/store/floating-ip-follower.js';
 import { shareConnections } from '../../src/kube/shared-agent.js';
 import { clusterKubeConfig, extenderPort } from './cluster.js';
 import { CNI_ARGS_ANNOTATION } from './fake-kubelet.js';
@@ -177,23 +177,7 @@ async function startWatching(kubeConfig: KubeConfig): Promise<() => Promise<void
     version: VERSION,
     plural: FLOATING_IP_PLURAL,
   });
-  const floatingIPs = new Reflector({
-    name: 'floatingips',
-    path: api.path,
-    list: async ({ limit, _continue }) => {
-      const page = await api.list(limit, _continue);
-      return {
-        items: page.items as { metadata?: { name?: string } }[],
-        metadata: {
-          resourceVersion: page.resourceVersion,
-          ...(page.continue ? { continue: page.continue } : {}),
-        },
-      };
-    },
-    kubeConfig,
-    log,
-    keep: 'versions',
-  });
+  const floatingIPs = floatingIPReflector(api, kubeConfig, log);
   await Promise.all([cluster.start(), floatingIPs.start()]);
   return async () => {
     await Promise.all([cluster.stop(), floatingIPs.stop()]);
