@@ -1,27 +1,28 @@
 // `npm run bench:e2e`: 1,000 pods (100 Deployments x 10 replicas) on 50 nodes, timed from the first
-// create until every pod is bound (with floatip: bound and annotated with its IP), on the real v1.20
-// control plane. Three modes, the same scheduler binary each time (only restarted): floatip as the
-// extender with nodeCacheCapable true, with nodeCacheCapable false, and no extender at all (the
-// baseline). Rounds interleave the modes; medians and ratios to the baseline are printed, with where
-// the time went (kube-scheduler's own metrics, CPU seconds per process). After every floatip run:
-// every pod has an address of the subnet, no address twice, objects and annotations agree.
+// create until every pod is bound (with floatip: bound and annotated with its IP), on the real
+// v1.20 control plane. Modes, the same scheduler binary each time (only restarted): floatip as
+// the extender with nodeCacheCapable true, with nodeCacheCapable false, no extender at all (the
+// baseline), and the floors below. Rounds interleave the modes; medians and ratios to the baseline are printed, with
+// where the time went (kube-scheduler's own metrics, CPU seconds per process). After every floatip
+// run: every pod has an address of the subnet, no address twice, objects and annotations agree.
 // Knobs: FLOATIP_BENCH_E2E_ROUNDS (5), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50),
-// _WARM_DEPLOYMENTS (100: an unmeasured run of that many Deployments before each measured one), _PERF=1
-// (every measured run's extender under perf record, its CPU summarised by area: perf-profile.ts), _TRACE=1 (one
-// more run per floatip mode through a timing proxy, for floatip's per-verb latency), _PROFILE=1 (one
-// more nodeCacheCapable run with floatip under node --cpu-prof, summarised over the measured run;
-// _PROFILE=full or baseline profiles floatip in that mode instead), _MODES (default
-// baseline,tiny-crd,tiny-crd-watch,tiny-crd-full,ncc,full; also tiny, and ncc-noprio:
-// nodeCacheCapable without the prioritize verb). `tiny` is the smallest extender that binds (test/e2e/tiny-extender.ts: keeps
-// every node, scores them alike, binds with a fixed annotation) with nodeCacheCapable: what the
-// extender mechanism itself costs; `tiny-crd` is the same plus one FloatingIP object created per
-// bind, as floatip records each address: the floor of floatip with nodeCacheCapable; `tiny-crd-watch`
-// is tiny-crd that also follows, with floatip's reflector, what floatip follows that changes with its
-// pods (pods, nodes, Deployments, StatefulSets, FloatingIPs): the floor of an IPAM that watches the
-// pods it places, as floatip must to release their addresses; `tiny-crd-full`
-// is tiny-crd sent full Nodes (it parses them and echoes them back): the floor of floatip without.
-// Every run prints floatip's or the floor's own CPU-seconds per 1,000 pods, from its process
-// accounting (the floor runs as a process of its own, test/e2e/tiny-floor.ts).
+// _WARM_DEPLOYMENTS (100: an unmeasured run of that many Deployments before each measured one),
+// _PERF=1 (every measured run's extender under perf record, its CPU summarised by area:
+// perf-profile.ts), _TRACE=1 (one more run per floatip mode through a timing proxy, for floatip's
+// per-verb latency), _PROFILE=1 (one more nodeCacheCapable run with floatip under node --cpu-prof,
+// summarised over the measured run; _PROFILE=full or baseline profiles floatip in that mode
+// instead), _MODES (default baseline,tiny-crd,tiny-crd-watch,tiny-crd-full,ncc,full; also tiny, and
+// ncc-noprio: nodeCacheCapable without the prioritize verb). `tiny` is the smallest extender that
+// binds (test/e2e/tiny-extender.ts: keeps every node, scores them alike, binds with a fixed
+// annotation) with nodeCacheCapable: what the extender mechanism itself costs; `tiny-crd` is the
+// same plus one FloatingIP object created per bind, as floatip records each address: the floor of
+// floatip with nodeCacheCapable; `tiny-crd-watch` is tiny-crd that also follows, with floatip's
+// reflector, what floatip follows that changes with its pods (pods, nodes, Deployments,
+// StatefulSets, FloatingIPs): the floor of an IPAM that watches the pods it places, as floatip must
+// to release their addresses; `tiny-crd-full` is tiny-crd sent full Nodes (it parses them and
+// echoes them back): the floor of floatip without. Every run prints floatip's or the floor's own
+// CPU-seconds per 1,000 pods, from its process accounting (the floor runs as a process of its own,
+// test/e2e/tiny-floor.ts).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
