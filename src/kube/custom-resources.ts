@@ -6,6 +6,7 @@ import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } fr
 
 import { JsonPost } from './json-post.js';
 import { KubeApiError, kubeError } from './api-error.js';
+import type { ListResult, ReflectorOptions } from './reflector.js';
 
 export { KubeApiError, isAlreadyExists, isConflict, isNotFound, kubeError } from './api-error.js';
 
@@ -81,6 +82,21 @@ export class CustomResourceClient {
     } catch (err) {
       throw kubeError(err, `list ${this.describe()}`);
     }
+  }
+
+  /** One page as a Reflector lists (its `list` option): the objects typed as the caller follows them. */
+  async reflectorPage<T>({
+    limit,
+    _continue,
+  }: Parameters<ReflectorOptions<T>['list']>[0]): Promise<ListResult<T>> {
+    const page = await this.list(limit, _continue);
+    return {
+      items: page.items as T[],
+      metadata: {
+        resourceVersion: page.resourceVersion,
+        ...(page.continue ? { continue: page.continue } : {}),
+      },
+    };
   }
 
   /** Every object, page by page, and the resourceVersion to watch from. */

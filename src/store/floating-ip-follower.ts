@@ -49,16 +49,7 @@ export function floatingIPReflector(
   return new Reflector<FloatingIPObject>({
     name: 'floatingips',
     path: api.path,
-    list: async ({ limit, _continue }) => {
-      const page = await api.list(limit, _continue);
-      return {
-        items: page.items as FloatingIPObject[],
-        metadata: {
-          resourceVersion: page.resourceVersion,
-          ...(page.continue ? { continue: page.continue } : {}),
-        },
-      };
-    },
+    list: (page) => api.reflectorPage<FloatingIPObject>(page),
     kubeConfig,
     log,
     keep: 'versions',

@@ -46,16 +46,7 @@ export class PoolStore {
     this.reflector = new Reflector<PoolObject>({
       name: `pools in ${namespace}`,
       path: this.client.path,
-      list: async ({ limit, _continue }) => {
-        const page = await this.client.list(limit, _continue);
-        return {
-          items: page.items as PoolObject[],
-          metadata: {
-            resourceVersion: page.resourceVersion,
-            ...(page.continue ? { continue: page.continue } : {}),
-          },
-        };
-      },
+      list: (page) => this.client.reflectorPage<PoolObject>(page),
       kubeConfig,
       log,
     });

@@ -15,7 +15,7 @@ const FREQUENCY = 1999;
 /** node's flags that name JavaScript frames for perf. */
 export const PERF_NODE_ARGS = ['--perf-basic-prof', '--interpreted-frames-native-stack'];
 
-/** Where a sample's time is counted: the first area one of its frames matches, for each area. */
+/** The areas a sample's time counts in: every one that any frame of its stack matches. */
 const AREAS: readonly (readonly [string, RegExp])[] = [
   ['JSON.parse', /Builtin_JsonParse/],
   ['JSON.stringify', /Builtin_JsonStringify/],

@@ -39,7 +39,11 @@ export async function startTinyFloor(
   await bundled;
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BUNDLE, JSON.stringify(options)],
+    [
+      ...(options.nodeArgs ?? []),
+      BUNDLE,
+      JSON.stringify({ recordObjects: options.recordObjects, watch: options.watch }),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: process.env,
