@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { plainKubeConfig } from './kubeconfig.js';
+import { apiServerThread } from './apiserver-thread.js';
 import type { KubeObject } from '../src/apiserver/index.js';
 import { GALAXY_DEFAULTS } from '../src/config/galaxy-config.js';
 import { DEFAULT_RESOURCE } from '../src/pods/pod-facts.js';
@@ -213,29 +213,6 @@ function percentile(sorted: number[], p: number): number {
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
-
-/** The API server in a worker thread; resolves with its URL and a way to add objects and stop it. */
-async function apiServerThread(objects: KubeObject[]) {
-  const worker = new Worker(new URL('./apiserver-worker.js', import.meta.url), { workerData: { objects } });
-  const url = await new Promise<string>((resolve, reject) => {
-    worker.once('message', (m: { url: string }) => resolve(m.url));
-    worker.once('error', reject);
-  });
-  const kubeConfig = plainKubeConfig(url);
-  return {
-    kubeConfig,
-    create: (more: KubeObject[]) =>
-      new Promise<void>((resolve) => {
-        worker.once('message', () => resolve());
-        worker.postMessage({ create: more });
-      }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
-        worker.postMessage({ close: true });
-      }),
-  };
-}
 
 export async function benchExtender(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];

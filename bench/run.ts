@@ -2,6 +2,7 @@
 import os from 'node:os';
 import { benchApiServer } from './apiserver.js';
 import { benchCni } from './cni.js';
+import { benchCycle } from './cycle.js';
 import { benchExtender } from './extender.js';
 import { benchIpam } from './ipam.js';
 import { benchRest } from './rest.js';
@@ -14,6 +15,7 @@ const suites: Record<string, () => BenchResult[] | Promise<BenchResult[]>> = {
   apiserver: benchApiServer,
   store: benchStore,
   extender: benchExtender,
+  cycle: benchCycle,
   rest: benchRest,
   cni: benchCni,
   watch: benchWatch,
