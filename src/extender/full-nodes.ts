@@ -26,6 +26,7 @@ export interface ReadRequest {
 
 const ITEMS_PATH = ['Nodes', 'items'] as const;
 const PLACEHOLDER = Buffer.from('0');
+const ITEMS_KEY = Buffer.from('"items"');
 /**
  * Where a Node's name is written: Go writes ObjectMeta's name first (after kind and apiVersion,
  * when the object has them). Only a key to the bytes last seen: a node is taken as known only when
@@ -76,6 +77,10 @@ export class FullNodeReader {
    * the decoder throw for a request that is not JSON or a node that is not a Node.
    */
   read(raw: Buffer): ReadRequest {
+    // names only (nodeCacheCapable): a text without the bytes "items" has no Nodes.items to cut, so
+    // the walk, which would scan the whole Pod in JavaScript to find that out, is skipped (a key
+    // written with escapes, "\u0069tems", only costs the plain parse that follows either way)
+    if (raw.indexOf(ITEMS_KEY) < 0) return { body: JSON.parse(raw.toString('utf8')) as unknown };
     // a node whose bytes are the ones last seen under its name is not scanned for its end: one
     // memcmp instead of a walk over every byte in JavaScript (most of such a call's cost: 117 KB of
     // 50 nodes took 0.6 ms to walk, 7 us to compare)
