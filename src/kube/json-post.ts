@@ -59,11 +59,28 @@ export class JsonPost {
   }
 }
 
-const headersOf = (settings: ConnectionSettings) => ({
-  ...settings.headers,
-  accept: 'application/json',
-  'content-type': 'application/json',
-});
+/**
+ * A write's headers for these settings, built once per settings (they change at most once per
+ * their TTL), as the flat list undici takes without walking an object's keys per request.
+ */
+const headersFor = new WeakMap<
+  ConnectionSettings,
+  { readonly object: Record<string, string>; readonly flat: string[] }
+>();
+function headersOf(settings: ConnectionSettings) {
+  let headers = headersFor.get(settings);
+  if (!headers) {
+    const object: Record<string, string> = {};
+    for (const [name, value] of Object.entries(settings.headers))
+      if (value !== undefined)
+        object[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+    object.accept = 'application/json';
+    object['content-type'] = 'application/json';
+    headers = { object, flat: Object.entries(object).flat() };
+    headersFor.set(settings, headers);
+  }
+  return headers;
+}
 
 /**
  * undici bounds the wait for the answer's head and then for each piece of its body, not the whole:
@@ -80,7 +97,7 @@ function viaPool(settings: ConnectionSettings, path: string, payload: string, ms
       {
         path: settings.prefix + path,
         method: 'POST',
-        headers: headersOf(settings) as Record<string, string>,
+        headers: headersOf(settings).flat,
         body: payload,
         headersTimeout: ms,
         bodyTimeout: ms,
@@ -113,7 +130,7 @@ function viaAgent(settings: ConnectionSettings, path: string, payload: string, m
       {
         method: 'POST',
         agent: settings.agent,
-        headers: { ...headersOf(settings), 'content-length': bytes.length },
+        headers: { ...headersOf(settings).object, 'content-length': bytes.length },
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
