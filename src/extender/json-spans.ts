@@ -102,10 +102,16 @@ function arrayElements(text: Buffer, start: number, knownEnd: KnownEnd | undefin
  * JSON.parse would give them) from the root, or undefined when that value is not an array. One pass
  * over the text: what lies on the path is descended into, not skipped over first; a key written
  * twice counts with its last value, as JSON.parse does. An element whose end `knownEnd` gives is
- * not scanned.
+ * not scanned, nor is a value off the path that starts where `knownValue` does (the caller knows
+ * those bytes to be one whole JSON value: the Pod, full-nodes.ts).
  */
-export function elementsAt(text: Buffer, path: readonly string[], knownEnd?: KnownEnd): Span[] | undefined {
-  return walk(text, skipSpace(text, 0), path, 0, knownEnd).elements;
+export function elementsAt(
+  text: Buffer,
+  path: readonly string[],
+  knownEnd?: KnownEnd,
+  knownValue?: Span,
+): Span[] | undefined {
+  return walk(text, skipSpace(text, 0), path, 0, knownEnd, knownValue).elements;
 }
 
 function walk(
@@ -114,6 +120,7 @@ function walk(
   path: readonly string[],
   depth: number,
   knownEnd: KnownEnd | undefined,
+  knownValue: Span | undefined,
 ): { end: number; elements: Span[] | undefined } {
   const c = text[i];
   if (depth === path.length) {
@@ -132,11 +139,11 @@ function walk(
     const { key, valueAt } = memberKey(text, j);
     j = valueAt;
     if (key === path[depth]) {
-      const inner = walk(text, j, path, depth + 1, knownEnd);
+      const inner = walk(text, j, path, depth + 1, knownEnd, knownValue);
       elements = inner.elements;
       j = inner.end;
     } else {
-      j = valueEnd(text, j);
+      j = j === knownValue?.[0] ? knownValue[1] : valueEnd(text, j);
     }
     j = skipSpace(text, j);
     if (text[j] === CLOSE_OBJECT) return { end: j + 1, elements };

@@ -151,6 +151,19 @@ function decodeNode(value: unknown, what: string): V1Node {
   };
 }
 
+/**
+ * A request's Pod, decoded once per parsed value: the reader (full-nodes.ts) hands filter and then
+ * prioritize the same parsed Pod when the scheduler sent the same bytes; neither value nor decoded
+ * pod is ever written to.
+ */
+const decodedPods = new WeakMap<object, V1Pod>();
+function requestPod(value: unknown): V1Pod {
+  if (typeof value !== 'object' || value === null) return decodePod(value, 'Pod');
+  let pod = decodedPods.get(value);
+  if (!pod) decodedPods.set(value, (pod = decodePod(value, 'Pod')));
+  return pod;
+}
+
 /** ExtenderArgs: the filter and prioritize request. */
 export interface ExtenderArgs {
   readonly pod: V1Pod;
@@ -172,7 +185,7 @@ export interface ExtenderArgs {
  */
 export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNodes): ExtenderArgs {
   const args = asObject(body, 'the request body');
-  const pod = decodePod(field(args, 'Pod'), 'Pod');
+  const pod = requestPod(field(args, 'Pod'));
   const nodesKey = keyOf(args, 'Nodes');
   const nodesField = nodesKey === undefined ? undefined : args[nodesKey];
   let nodes: V1Node[] | undefined;
@@ -254,7 +267,7 @@ export interface PreemptionArgs {
 
 export function decodePreemptionArgs(body: unknown): PreemptionArgs {
   const args = asObject(body, 'the request body');
-  const pod = decodePod(field(args, 'Pod'), 'Pod');
+  const pod = requestPod(field(args, 'Pod'));
   const victims = new Map<string, MetaVictims>();
   const meta = field(args, 'NodeNameToMetaVictims');
   const full = field(args, 'NodeNameToVictims');

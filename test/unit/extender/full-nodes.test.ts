@@ -208,3 +208,81 @@ test('Nodes keyed as Go writes it, spaced, escaped or in lower case: the same no
     expect(decoded).toEqual(decodedByReader);
   }
 });
+
+test('a pod’s prioritize after its filter: the same Pod bytes are read once, decoded once; other bytes are read as sent', () => {
+  const { read } = counted();
+  const pod = (uid: string) => ({
+    metadata: { name: 'p', namespace: 'ns1', uid },
+    spec: { containers: [{ name: 'c', resources: { requests: { 'tke.cloud.tencent.com/eni-ip': '1' } } }] },
+  });
+  const names = (p: unknown, list: string[]) =>
+    Buffer.from(JSON.stringify({ Pod: p, Nodes: null, NodeNames: list }));
+  const filter = read(names(pod('u1'), ['n1', 'n2', 'n3']));
+  const prioritize = read(names(pod('u1'), ['n1', 'n3']));
+  expect(prioritize.nodeNames).toEqual(['n1', 'n3']);
+  // the very pod decoded for filter: nothing parsed or decoded again
+  expect(prioritize.pod).toBe(filter.pod);
+  // the next pod, the same name with another uid: its own bytes
+  const next = read(names(pod('u2'), ['n1']));
+  expect(next.pod).not.toBe(filter.pod);
+  expect(next.pod.metadata!.uid).toBe('u2');
+  // full Nodes too
+  const full = read(request([node('n1', '10.0.0.1')]));
+  const fullAgain = read(request([node('n1', '10.0.0.1')]));
+  expect(fullAgain.pod).toBe(full.pod);
+});
+
+test('any sequence of requests, with Pods a caller shaped to mislead the reader: read as JSON.parse and the decoder read each', () => {
+  const { read } = counted();
+  const wire = (raw: Buffer) => decodeExtenderArgs(JSON.parse(raw.toString('utf8')) as unknown, raw);
+  const outcome = (f: () => ReturnType<typeof wire>) => {
+    try {
+      const args = f();
+      return { pod: args.pod, nodes: args.nodes, names: args.nodeNames, spans: args.nodeSpans?.() };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  };
+  const pods = [
+    '{"metadata":{"name":"p","namespace":"ns1"}}',
+    '{"metadata":{"name":"p","namespace":"ns2"}}',
+    // a "Nodes" key inside the Pod: the first ,"Nodes": is not where the Pod ends
+    '{"metadata":{"name":"p","annotations":{"a":"1","Nodes":"x"}}}',
+    '7',
+    '"p"',
+    'null',
+  ];
+  // what follows the Pod: names, full Nodes, and later keys that JSON.parse lets win over the first Pod
+  const tails = [
+    ',"Nodes":null,"NodeNames":["n1","n2"]}',
+    `,"Nodes":{"items":[${JSON.stringify(node('n1', '10.0.0.1'))}]},"NodeNames":null}`,
+    ',"Nodes":null,"NodeNames":["n1"],"Pod":{"metadata":{"name":"q"}}}',
+    ',"Nodes":null,"NodeNames":["n1"],"\\u0050od":{"metadata":{"name":"r"}}}',
+    ',"Nodes":null,"NodeNames":["n1"],"pod":{"metadata":{"name":"s"}}}',
+    ',"Nodes":null,"NodeNames":["n1"],"Pod":"floatip-pod-"}',
+    ',"Nodes" : null,"NodeNames":["n1"]}',
+  ];
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          pod: fc.constantFrom(...pods),
+          tail: fc.constantFrom(...tails),
+          at: fc.nat(),
+          junk: fc.constantFrom('', '}', ',', '"', 'x', ' '),
+          corrupt: fc.boolean(),
+        }),
+        { minLength: 1, maxLength: 6 },
+      ),
+      (requests) => {
+        for (const r of requests) {
+          const text = `{"Pod":${r.pod}${r.tail}`;
+          const i = r.at % (text.length + 1);
+          const raw = Buffer.from(r.corrupt ? text.slice(0, i) + r.junk + text.slice(i + 1) : text);
+          expect(outcome(() => read(raw))).toEqual(outcome(() => wire(raw)));
+        }
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
