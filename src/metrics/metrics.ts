@@ -188,12 +188,12 @@ export class Metrics {
     });
   }
 
-  /** Times an extender call: its histogram, galaxy's (on success only, as galaxy) and failures. */
   /** Reports this release queue's depth and age. */
   watchQueue(queue: QueueState): void {
     this.queue = queue;
   }
 
+  /** Times an extender call: its histogram, galaxy's (on success only, as galaxy) and failures. */
   observeExtender(
     verb: 'filter' | 'prioritize' | 'bind' | 'preempt',
     seconds: number,
