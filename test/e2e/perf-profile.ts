@@ -8,12 +8,22 @@
 // their stack (an area's callees included, so areas overlap), per 1,000 pods.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Samples per second of CPU time. */
 const FREQUENCY = 1999;
 
 /** node's flags that name JavaScript frames for perf. */
-export const PERF_NODE_ARGS = ['--perf-basic-prof', '--interpreted-frames-native-stack'];
+// perf reads JavaScript's names from /tmp/perf-<pid>.map; the V8 log these flags also start is not
+// needed, and would land as isolate-*.log in the directory the benchmark runs from (V8 writes a log
+// named /dev/null to stdout, which is floatip's log: so a file in the temporary directory)
+export const PERF_NODE_ARGS = [
+  '--perf-basic-prof',
+  '--interpreted-frames-native-stack',
+  '--no-logfile-per-isolate',
+  `--logfile=${join(tmpdir(), 'floatip-bench-perf-v8.log')}`,
+];
 
 /** The areas a sample's time counts in: every one that any frame of its stack matches. */
 const AREAS: readonly (readonly [string, RegExp])[] = [

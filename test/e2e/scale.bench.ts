@@ -58,8 +58,14 @@ const WARM_DEPLOYMENTS = num('WARM_DEPLOYMENTS', 100);
 const TRACE = process.env.FLOATIP_BENCH_E2E_TRACE === '1';
 /** _PERF=1: every measured run's extender (floatip or the floor) under perf record (perf-profile.ts). */
 const PERF = process.env.FLOATIP_BENCH_E2E_PERF === '1';
-/** node's flags for an extender's process. */
-const NODE_ARGS = PERF ? PERF_NODE_ARGS : [];
+/**
+ * node's flags for an extender's process: perf's, and any in _NODE_ARGS (space-separated, e.g.
+ * --trace-gc: its lines land in floatip's log, floatip-bench.log in the run directory).
+ */
+const NODE_ARGS = [
+  ...(PERF ? PERF_NODE_ARGS : []),
+  ...(process.env.FLOATIP_BENCH_E2E_NODE_ARGS ?? '').split(' ').filter(Boolean),
+];
 /** _PROFILE: 1 (the nodeCacheCapable run), or the mode to profile floatip in: ncc, full or baseline. */
 const PROFILE = profiledMode(process.env.FLOATIP_BENCH_E2E_PROFILE);
 const PODS = DEPLOYMENTS * REPLICAS;
