@@ -239,8 +239,11 @@ export async function benchCycle(): Promise<BenchResult[]> {
       metadata: { ...(p.metadata as object), uid: cached(p)!.metadata!.uid },
     }));
     await new Promise((resolve, reject) => {
-      scheduler.once('message', resolve);
       scheduler.once('error', reject);
+      scheduler.once('message', (done) => {
+        scheduler.off('error', reject);
+        resolve(done);
+      });
       scheduler.postMessage({
         url: `${floatip.extenderUrl}/v1`,
         pods: sent,
