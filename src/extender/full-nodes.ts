@@ -40,20 +40,38 @@ const ITEMS_KEY = Buffer.from('"items"');
  */
 const NAME_MARK = Buffer.from('"metadata":{"name":"');
 const QUOTE = 0x22;
+const OPEN_OBJECT = 0x7b;
 const BACKSLASH = 0x5c;
 
 /** How far into a node its name is looked for before its end is known (Go writes it within its first bytes). */
 const NAME_WITHIN = 512;
 
-/** The node name in a Node's bytes, when it is written as kube-scheduler writes it. */
-function nameOf(bytes: Buffer): string | undefined {
-  const mark = bytes.indexOf(NAME_MARK);
-  if (mark < 0) return undefined;
-  const from = mark + NAME_MARK.length;
-  const end = bytes.indexOf(QUOTE, from);
-  if (end < 0) return undefined;
-  const name = bytes.subarray(from, end);
-  return name.includes(BACKSLASH) ? undefined : name.toString('utf8');
+/**
+ * The node name in text[at, end), a Node's first bytes, when it is written as kube-scheduler writes
+ * it. Read in place: with a Node's name right at its start (an informer's object, without kind and
+ * apiVersion: what the scheduler sends) without a Buffer view or a native search per node, which
+ * were a third of a full-Node call's cost once every node was known.
+ */
+function nameOf(text: Buffer, at: number, end: number): string | undefined {
+  let from: number;
+  const first = at + 1 + NAME_MARK.length;
+  if (
+    first < end &&
+    text[at] === OPEN_OBJECT &&
+    text.compare(NAME_MARK, 0, NAME_MARK.length, at + 1, first) === 0
+  ) {
+    from = first;
+  } else {
+    const mark = text.subarray(at, end).indexOf(NAME_MARK);
+    if (mark < 0) return undefined;
+    from = at + mark + NAME_MARK.length;
+  }
+  for (let i = from; i < end; i++) {
+    const c = text[i];
+    if (c === QUOTE) return text.toString('utf8', from, i);
+    if (c === BACKSLASH) return undefined;
+  }
+  return undefined;
 }
 
 type Known = { readonly known: V1Node };
@@ -100,7 +118,7 @@ export class FullNodeReader {
     // 50 nodes took 0.6 ms to walk, 7 us to compare)
     const knownAt = new Map<number, V1Node>();
     const knownEnd: KnownEnd = (text, at) => {
-      const name = nameOf(text.subarray(at, Math.min(text.length, at + NAME_WITHIN)));
+      const name = nameOf(text, at, Math.min(text.length, at + NAME_WITHIN));
       const last = name === undefined ? undefined : this.seen.get(name);
       if (!last) return undefined;
       const end = at + last.bytes.length;
@@ -126,7 +144,7 @@ export class FullNodeReader {
       const seen = knownAt.get(from);
       if (seen) return { known: seen };
       const bytes = raw.subarray(from, to);
-      const name = nameOf(bytes);
+      const name = nameOf(raw, from, to);
       const last = name === undefined ? undefined : this.seen.get(name);
       if (last && last.bytes.equals(bytes)) return { known: last.node };
       try {
