@@ -10,18 +10,15 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { KubeObject } from '../src/apiserver/index.js';
-import { GALAXY_DEFAULTS } from '../src/config/galaxy-config.js';
-import { silentLogger } from '../src/log.js';
 import { DEFAULT_RESOURCE } from '../src/pods/pod-facts.js';
-import { startFloatip } from '../src/server.js';
-import { apiServerThread } from './apiserver-thread.js';
+import { floatipOnApiServerThread } from './apiserver-thread.js';
+import { deploymentPod, POD_NAMESPACE } from './pods.js';
 import type { BenchResult } from './types.js';
 
 const NODES = 50;
 const WARM = 1000;
 const MEASURED = 1000;
 const ROUNDS = 5;
-const NAMESPACE = 'cycle';
 
 const CONFIG = [
   {
@@ -45,105 +42,8 @@ function node(i: number): KubeObject {
   };
 }
 
-/** A Deployment's pod as kube-controller-manager v1.20 creates it (the bulk a watch event carries). */
-function pod(i: number): KubeObject {
-  const app = `web-${Math.floor(i / 10)}`;
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${app}-5d8f7c9b4-${i.toString(36).padStart(5, '0')}`,
-      generateName: `${app}-5d8f7c9b4-`,
-      namespace: NAMESPACE,
-      labels: { app, 'pod-template-hash': '5d8f7c9b4' },
-      ownerReferences: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          name: `${app}-5d8f7c9b4`,
-          uid: `0b7c${i.toString(16).padStart(4, '0')}-0000-4000-8000-000000000000`,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-      managedFields: [
-        {
-          manager: 'kube-controller-manager',
-          operation: 'Update',
-          apiVersion: 'v1',
-          time: '2026-12-03T10:00:00Z',
-          fieldsType: 'FieldsV1',
-          fieldsV1: {
-            'f:metadata': {
-              'f:generateName': {},
-              'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {} },
-              'f:ownerReferences': {
-                '.': {},
-                'k:{"uid":"0b7c"}': { '.': {}, 'f:apiVersion': {}, 'f:kind': {} },
-              },
-            },
-            'f:spec': {
-              'f:containers': {
-                'k:{"name":"c"}': {
-                  '.': {},
-                  'f:image': {},
-                  'f:imagePullPolicy': {},
-                  'f:name': {},
-                  'f:resources': { '.': {}, 'f:limits': { '.': {}, [`f:${DEFAULT_RESOURCE}`]: {} } },
-                  'f:terminationMessagePath': {},
-                  'f:terminationMessagePolicy': {},
-                },
-              },
-              'f:dnsPolicy': {},
-              'f:enableServiceLinks': {},
-              'f:restartPolicy': {},
-              'f:schedulerName': {},
-              'f:securityContext': {},
-              'f:terminationGracePeriodSeconds': {},
-            },
-          },
-        },
-      ],
-    },
-    spec: {
-      containers: [
-        {
-          name: 'c',
-          image: 'k8s.gcr.io/pause:3.2',
-          resources: { limits: { [DEFAULT_RESOURCE]: '1' }, requests: { [DEFAULT_RESOURCE]: '1' } },
-          terminationMessagePath: '/dev/termination-log',
-          terminationMessagePolicy: 'File',
-          imagePullPolicy: 'IfNotPresent',
-        },
-      ],
-      restartPolicy: 'Always',
-      terminationGracePeriodSeconds: 30,
-      dnsPolicy: 'ClusterFirst',
-      serviceAccountName: 'default',
-      serviceAccount: 'default',
-      securityContext: {},
-      schedulerName: 'default-scheduler',
-      tolerations: [
-        {
-          key: 'node.kubernetes.io/not-ready',
-          operator: 'Exists',
-          effect: 'NoExecute',
-          tolerationSeconds: 300,
-        },
-        {
-          key: 'node.kubernetes.io/unreachable',
-          operator: 'Exists',
-          effect: 'NoExecute',
-          tolerationSeconds: 300,
-        },
-      ],
-      priority: 0,
-      enableServiceLinks: true,
-      preemptionPolicy: 'PreemptLowerPriority',
-    },
-    status: { phase: 'Pending', qosClass: 'BestEffort' },
-  };
-}
+/** Pod `i` as kube-controller-manager creates it, named apart from every other run's. */
+const pod = (i: number): KubeObject => deploymentPod(i, { bound: false }) as KubeObject;
 
 // the scheduler's loop: filter and prioritize one pod after another, binds in flight beside them
 // (kube-scheduler binds asynchronously); each pod's bytes as it was created
@@ -194,27 +94,7 @@ function mainThreadCpuMs(): number {
 
 export async function benchCycle(): Promise<BenchResult[]> {
   const nodes = Array.from({ length: NODES }, (_, i) => node(i));
-  const server = await apiServerThread([
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } },
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } },
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'floatingip-config', namespace: 'kube-system' },
-      data: { floatingips: JSON.stringify(CONFIG) },
-    },
-    ...nodes,
-  ]);
-  const floatip = await startFloatip({
-    kubeConfig: server.kubeConfig,
-    galaxy: GALAXY_DEFAULTS,
-    resource: DEFAULT_RESOURCE,
-    poolNamespace: 'kube-system',
-    bind: '127.0.0.1',
-    port: 0,
-    log: silentLogger(),
-    resyncIntervalMs: 0,
-  });
+  const { server, floatip } = await floatipOnApiServerThread(POD_NAMESPACE, CONFIG, nodes);
   const scheduler = new Worker(SCHEDULER, { eval: true });
   const names = nodes.map((n) => (n.metadata as { name: string }).name);
   let next = 0;

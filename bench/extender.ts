@@ -4,12 +4,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { apiServerThread } from './apiserver-thread.js';
+import { floatipOnApiServerThread } from './apiserver-thread.js';
 import type { KubeObject } from '../src/apiserver/index.js';
-import { GALAXY_DEFAULTS } from '../src/config/galaxy-config.js';
 import { DEFAULT_RESOURCE } from '../src/pods/pod-facts.js';
-import { silentLogger } from '../src/log.js';
-import { startFloatip } from '../src/server.js';
 import type { BenchResult } from './types.js';
 
 const SUBNETS = 10;
@@ -217,27 +214,7 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 export async function benchExtender(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   const nodes = Array.from({ length: 5000 }, (_, i) => node(i));
-  const server = await apiServerThread([
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } },
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } },
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'floatingip-config', namespace: 'kube-system' },
-      data: { floatingips: JSON.stringify(CONFIG) },
-    },
-    ...nodes,
-  ]);
-  const floatip = await startFloatip({
-    kubeConfig: server.kubeConfig,
-    galaxy: GALAXY_DEFAULTS,
-    resource: DEFAULT_RESOURCE,
-    poolNamespace: 'kube-system',
-    bind: '127.0.0.1',
-    port: 0,
-    log: silentLogger(),
-    resyncIntervalMs: 0,
-  });
+  const { server, floatip } = await floatipOnApiServerThread('bench', CONFIG, nodes);
   // the scheduler sends Nodes as its informer has them: with their resourceVersions
   for (const n of nodes) {
     const seen = floatip.cluster.nodes.get((n.metadata as { name: string }).name);
