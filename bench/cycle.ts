@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { KubeObject } from '../src/apiserver/index.js';
 import { DEFAULT_RESOURCE } from '../src/pods/pod-facts.js';
 import { floatipOnApiServerThread } from './apiserver-thread.js';
+import { leanPost } from './lean-post.js';
 import { deploymentPod, POD_NAMESPACE } from './pods.js';
 import type { BenchResult } from './types.js';
 
@@ -49,18 +50,7 @@ const pod = (i: number): KubeObject => deploymentPod(i, { bound: false }) as Kub
 // (kube-scheduler binds asynchronously); each pod's bytes as it was created
 const SCHEDULER = `
 const { parentPort, workerData } = require('node:worker_threads');
-const http = require('node:http');
-const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
-const post = (url, payload) => new Promise((resolve, reject) => {
-  const req = http.request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': payload.length } }, (res) => {
-    const chunks = [];
-    res.on('data', (c) => chunks.push(c));
-    res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
-    res.on('error', reject);
-  });
-  req.on('error', reject);
-  req.end(payload);
-});
+${leanPost('32')}
 parentPort.on('message', async ({ url, pods, names, nodes }) => {
   const binds = [];
   // names only (nodeCacheCapable), or the full Nodes as the scheduler's informer has them
@@ -68,12 +58,12 @@ parentPort.on('message', async ({ url, pods, names, nodes }) => {
     ? { Pod: pod, Nodes: { metadata: {}, items: passing ?? nodes }, NodeNames: null }
     : { Pod: pod, Nodes: null, NodeNames: passing ?? names };
   for (const pod of pods) {
-    const filtered = await post(url + '/filter', Buffer.from(JSON.stringify(ask(pod))));
+    const filtered = (await post(url + '/filter', Buffer.from(JSON.stringify(ask(pod))))).json;
     const passing = nodes ? filtered.Nodes?.items : filtered.NodeNames;
     if (filtered.Error || !passing?.length) throw new Error('filter ' + pod.metadata.name + ': ' + JSON.stringify(filtered));
-    const scores = await post(url + '/prioritize', Buffer.from(JSON.stringify(ask(pod, passing))));
+    const scores = (await post(url + '/prioritize', Buffer.from(JSON.stringify(ask(pod, passing))))).json;
     const best = scores.reduce((a, b) => (b.Score > a.Score ? b : a));
-    binds.push(post(url + '/bind', Buffer.from(JSON.stringify({ PodName: pod.metadata.name, PodNamespace: pod.metadata.namespace, PodUID: pod.metadata.uid, Node: best.Host }))).then((answer) => {
+    binds.push(post(url + '/bind', Buffer.from(JSON.stringify({ PodName: pod.metadata.name, PodNamespace: pod.metadata.namespace, PodUID: pod.metadata.uid, Node: best.Host }))).then(({ json: answer }) => {
       if (answer.Error) throw new Error('bind ' + pod.metadata.name + ': ' + answer.Error);
     }));
     if (binds.length >= 16) await binds.shift();

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { floatipOnApiServerThread } from './apiserver-thread.js';
+import { leanPost } from './lean-post.js';
 import type { KubeObject } from '../src/apiserver/index.js';
 import { DEFAULT_RESOURCE } from '../src/pods/pod-facts.js';
 import type { BenchResult } from './types.js';
@@ -94,22 +95,10 @@ const CONFIG = Array.from({ length: SUBNETS }, (_, s) => ({
 }));
 
 // The scheduler is another process: the load comes from a worker thread, so that the client's own
-// work (sending, reading answers) is not counted as floatip's. It uses node's http with a keep-alive
-// agent, as lean as the scheduler's Go client: fetch (undici) added about 0.3 ms per call.
+// work (sending, reading answers) is not counted as floatip's (lean-post.ts).
 const CLIENT = `
 const { parentPort, workerData } = require('node:worker_threads');
-const http = require('node:http');
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-const post = (url, payload) => new Promise((resolve, reject) => {
-  const req = http.request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': payload.length } }, (res) => {
-    const chunks = [];
-    res.on('data', (c) => chunks.push(c));
-    res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
-    res.on('error', reject);
-  });
-  req.on('error', reject);
-  req.end(payload);
-});
+${leanPost('1')}
 (async () => {
   const { url, body, runs, expected } = workerData;
   const payload = Buffer.from(body);
@@ -161,27 +150,16 @@ async function floorServer(): Promise<{
 // seconds they took
 const BIND_CLIENT = `
 const { parentPort, workerData } = require('node:worker_threads');
-const http = require('node:http');
+${leanPost('workerData.inFlight')}
 (async () => {
   const { url, pods, inFlight } = workerData;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
-  const post = (payload) => new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': payload.length } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
   let next = 0;
   const start = process.hrtime.bigint();
   await Promise.all(Array.from({ length: inFlight }, async () => {
     while (next < pods) {
       const i = next++;
       const body = Buffer.from(JSON.stringify({ PodName: 'p-' + i, PodNamespace: 'bench', PodUID: '', Node: 'node-' + (i % 5000) }));
-      const answer = await post(body);
+      const answer = (await post(url, body)).json;
       if (answer.Error) throw new Error('bind p-' + i + ': ' + answer.Error);
     }
   }));
