@@ -36,7 +36,6 @@ const SCHEDULED_FIELDS = {
  */
 export function deploymentPod(i: number, { bound }: { bound: boolean }): Record<string, unknown> {
   const name = `web-7778898c55-${i.toString(36).padStart(5, '0')}`;
-  const time = TIME;
   return {
     kind: 'Pod',
     apiVersion: 'v1',
@@ -48,7 +47,7 @@ export function deploymentPod(i: number, { bound }: { bound: boolean }): Record<
         ? {
             uid: `6f1c2a3e-0b1d-4c5e-9f00-${i.toString(16).padStart(12, '0')}`,
             resourceVersion: String(100_000 + i),
-            creationTimestamp: time,
+            creationTimestamp: TIME,
           }
         : {}),
       labels: { app: 'web', 'pod-template-hash': '7778898c55', 'floatip-e2e/scale-run': 'b1-ncc' },
@@ -75,7 +74,7 @@ export function deploymentPod(i: number, { bound }: { bound: boolean }): Record<
           manager: 'kube-controller-manager',
           operation: 'Update',
           apiVersion: 'v1',
-          time,
+          time: TIME,
           fieldsType: 'FieldsV1',
           fieldsV1: {
             'f:metadata': {
@@ -166,7 +165,7 @@ export function deploymentPod(i: number, { bound }: { bound: boolean }): Record<
       ...(bound
         ? {
             conditions: [
-              { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: time },
+              { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: TIME },
             ],
           }
         : {}),
