@@ -22,7 +22,8 @@
 // to release their addresses; `tiny-crd-full` is tiny-crd sent full Nodes (it parses them and
 // echoes them back): the floor of floatip without. Every run prints floatip's or the floor's own
 // CPU-seconds per 1,000 pods, from its process accounting (the floor runs as a process of its own,
-// test/e2e/tiny-floor.ts).
+// test/e2e/tiny-floor.ts); and floatip's mean time per verb and its garbage collections, from its
+// /metrics.
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -253,7 +254,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   // and 60 recompiles, about 0.2 CPU-s, measured with --trace-deopt), so it is made before the
   // warm-up, as a running floatip's first scrape is long past; the reading the means start from is
   // taken before the window opens
-  if (withFloatip) await floatipHandlers();
+  if (withFloatip) await floatipReadings();
   await measureBinding({
     namespace: NS,
     deployments: WARM_DEPLOYMENTS,
@@ -264,7 +265,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   });
   await clearRun(warm, withFloor && mode !== 'tiny');
   const requests0 = await apiserverRequests();
-  const handlers0 = withFloatip ? await floatipHandlers() : undefined;
+  const readings0 = withFloatip ? await floatipReadings() : undefined;
   const perfFile = join(runDir(), `perf-${mode}-${what.replace(' ', '')}-${Date.now().toString(36)}.data`);
   const extenderPid = withFloor ? tiny!.pid : withFloatip ? floatip!.pid : undefined;
   const perf = PERF && extenderPid ? recordCpu(extenderPid, perfFile) : undefined;
@@ -289,7 +290,11 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     if (d > 0) requests.set(what, d);
   }
   const scheduler = await schedulerMetrics();
-  const handler = handlers0 ? handlerMeans(handlers0, await floatipHandlers()) : undefined;
+  const readings1 = readings0 ? await floatipReadings() : undefined;
+  const handler =
+    readings0 && readings1
+      ? `${handlerMeans(readings0.handlers, readings1.handlers) ?? 'none'}; floatip GC ${collections(readings0.gc, readings1.gc)}`
+      : undefined;
   const cpu: Record<string, number> = {};
   for (const [name, t] of Object.entries(cpu1)) cpu[name] = round2(t - (cpu0[name] ?? 0));
   await verify(run, withFloatip);
@@ -418,11 +423,16 @@ async function schedulerMetrics(): Promise<SchedulerMetrics> {
   };
 }
 
+/** Sum and count per label value of one of floatip's histograms, read from one /metrics text. */
+type Totals = Map<string, [number, number]>;
+
 /**
- * floatip's own time per extender request (floatip_extender_request_duration_seconds, from request
- * decoded to answer ready), when this build serves /metrics on its API port: sum and count per verb.
+ * What a running floatip's /metrics says of its own work: its time per extender request
+ * (floatip_extender_request_duration_seconds, from request decoded to answer ready) per verb, and
+ * its garbage collections per kind (prom-client's nodejs_gc_duration_seconds: major is V8's
+ * mark-compact, which on a busy machine costs tens of ms of floatip's thread and more beside it).
  */
-async function floatipHandlers(): Promise<Map<string, [number, number]> | undefined> {
+async function floatipReadings(): Promise<{ handlers: Totals; gc: Totals } | undefined> {
   if (floatip?.apiPort === undefined) return undefined;
   let text: string;
   try {
@@ -432,29 +442,43 @@ async function floatipHandlers(): Promise<Map<string, [number, number]> | undefi
   } catch {
     return undefined;
   }
-  const totals = new Map<string, [number, number]>();
-  const re = /^floatip_extender_request_duration_seconds_(sum|count)\{([^}]*)\} ([0-9.e+-]+)$/gm;
+  const handlers = totalsOf(text, 'floatip_extender_request_duration_seconds', 'verb');
+  return handlers.size > 0
+    ? { handlers, gc: totalsOf(text, 'nodejs_gc_duration_seconds', 'kind') }
+    : undefined;
+}
+
+function totalsOf(text: string, histogram: string, label: string): Totals {
+  const totals: Totals = new Map();
+  const re = new RegExp(`^${histogram}_(sum|count)\\{([^}]*)\\} ([0-9.e+-]+)$`, 'gm');
   for (const m of text.matchAll(re)) {
-    const verb = /verb="([^"]+)"/.exec(m[2]!)?.[1] ?? '?';
-    const t = totals.get(verb) ?? [0, 0];
+    const key = new RegExp(`${label}="([^"]+)"`).exec(m[2]!)?.[1] ?? '?';
+    const t = totals.get(key) ?? [0, 0];
     t[m[1] === 'sum' ? 0 : 1] += Number(m[3]);
-    totals.set(verb, t);
+    totals.set(key, t);
   }
-  return totals.size > 0 ? totals : undefined;
+  return totals;
 }
 
 /** "filter 0.12 ms, bind 4.1 ms": mean per verb between two readings. */
-function handlerMeans(
-  before: Map<string, [number, number]>,
-  after: Map<string, [number, number]> | undefined,
-): string | undefined {
-  if (!after) return undefined;
+function handlerMeans(before: Totals, after: Totals): string | undefined {
   const parts: string[] = [];
   for (const [verb, [sum, count]] of after) {
     const [sum0, count0] = before.get(verb) ?? [0, 0];
     if (count > count0) parts.push(`${verb} ${(((sum - sum0) / (count - count0)) * 1000).toFixed(2)} ms`);
   }
   return parts.join(', ') || undefined;
+}
+
+/** "3 major (0.14 s), 41 minor (0.09 s)": floatip's collections between two readings. */
+function collections(before: Totals, after: Totals): string {
+  return ['major', 'minor']
+    .map((kind) => {
+      const [sum, count] = after.get(kind) ?? [0, 0];
+      const [sum0, count0] = before.get(kind) ?? [0, 0];
+      return `${count - count0} ${kind} (${(sum - sum0).toFixed(2)} s)`;
+    })
+    .join(', ');
 }
 
 /**
