@@ -34,6 +34,19 @@ function counted() {
   return { decoded, read };
 }
 
+/** The request as JSON.parse and the wire decoder read it, without the reader. */
+const wire = (raw: Buffer) => decodeExtenderArgs(JSON.parse(raw.toString('utf8')) as unknown, raw);
+
+/** What a read gives, to compare the reader's with wire's: the args, or the refusal's words. */
+function outcome(f: () => ReturnType<typeof wire>) {
+  try {
+    const args = f();
+    return { pod: args.pod, nodes: args.nodes, names: args.nodeNames, spans: args.nodeSpans?.() };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
 test('nodes whose bytes were seen are not decoded again; changed ones are, from their own bytes', () => {
   const { decoded, read } = counted();
   const first = read(request([node('n1', '10.0.0.1'), node('n2', '10.0.0.2')]));
@@ -78,15 +91,6 @@ test('a text that is not JSON is refused with JSON.parse’s words, wherever it 
 
 test('any text: read exactly as JSON.parse and the decoder read it (generated, with corruptions)', () => {
   const { read } = counted();
-  const wire = (raw: Buffer) => decodeExtenderArgs(JSON.parse(raw.toString('utf8')) as unknown, raw);
-  const outcome = (f: () => ReturnType<typeof wire>) => {
-    try {
-      const args = f();
-      return { nodes: args.nodes, names: args.nodeNames, spans: args.nodeSpans?.() };
-    } catch (err) {
-      return { error: (err as Error).message };
-    }
-  };
   const aNode = fc.record({
     name: fc.constantFrom('n1', 'n2', 'n3', 'n"4', 'n\\5'),
     ip: fc.constantFrom('10.0.0.1', '10.0.0.2', 'x'),
@@ -110,15 +114,6 @@ test('any text: read exactly as JSON.parse and the decoder read it (generated, w
 });
 
 test('with every node known (its end taken from its bytes), any corruption anywhere reads as JSON.parse reads it', () => {
-  const wire = (raw: Buffer) => decodeExtenderArgs(JSON.parse(raw.toString('utf8')) as unknown, raw);
-  const outcome = (f: () => ReturnType<typeof wire>) => {
-    try {
-      const args = f();
-      return { nodes: args.nodes, spans: args.nodeSpans?.() };
-    } catch (err) {
-      return { error: (err as Error).message };
-    }
-  };
   const nodes = [node('n1', '10.0.0.1'), node('n2', '10.0.0.2'), node('n3', '10.0.0.3')];
   const text = request(nodes).toString();
   fc.assert(
@@ -234,15 +229,6 @@ test('a pod’s prioritize after its filter: the same Pod bytes are read once, d
 
 test('any sequence of requests, with Pods a caller shaped to mislead the reader: read as JSON.parse and the decoder read each', () => {
   const { read } = counted();
-  const wire = (raw: Buffer) => decodeExtenderArgs(JSON.parse(raw.toString('utf8')) as unknown, raw);
-  const outcome = (f: () => ReturnType<typeof wire>) => {
-    try {
-      const args = f();
-      return { pod: args.pod, nodes: args.nodes, names: args.nodeNames, spans: args.nodeSpans?.() };
-    } catch (err) {
-      return { error: (err as Error).message };
-    }
-  };
   const pods = [
     '{"metadata":{"name":"p","namespace":"ns1"}}',
     '{"metadata":{"name":"p","namespace":"ns2"}}',
