@@ -20,6 +20,7 @@ import {
   type ForwardedAnswer,
 } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
+import { BodyBuffers, type BufferLease } from './body-buffers.js';
 import { FullNodeReader, type ReadRequest } from './full-nodes.js';
 import {
   decodeBindingArgs,
@@ -63,6 +64,8 @@ export interface ExtenderHttpOptions {
     forwardedBy: string | undefined,
   ) => Promise<ForwardedAnswer | undefined>;
   readonly metrics?: Metrics;
+  /** Where full-Node bodies and answers are written (body-buffers.ts); its own by default. */
+  readonly bodyBuffers?: BodyBuffers;
   /** Called for every call this replica answers itself: the scheduler reaches it. */
   readonly onServe?: () => void;
 }
@@ -132,8 +135,9 @@ const sendError = (res: ServerResponse, status: number, message: string) =>
 /**
  * A POST body, whole. Not body-parser: on the scheduler's hot path every call paid for its
  * content-type negotiation and charset decoding stream; the scheduler always sends UTF-8 JSON.
+ * Its chunks joined in the lease's buffer when there is one (body-buffers.ts).
  */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number, lease?: BufferLease): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (declared > limit) {
@@ -156,7 +160,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       failed = true;
     });
     req.on('end', () => {
-      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (failed) return;
+      if (chunks.length === 1 || !lease)
+        return resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      const body = lease.take(size);
+      let at = 0;
+      for (const chunk of chunks) at += chunk.copy(body, at);
+      resolve(body);
     });
   });
 }
@@ -208,12 +218,16 @@ export function healthHandler(notReadyBecause: () => string | undefined): Reques
 export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'preempt'> &
   Pick<Binder, 'bind'>;
 
-/** One verb's answer, from the request as read (its parsed body; its full Nodes when known) and its bytes. */
+/**
+ * One verb's answer, from the request as read (its parsed body; its full Nodes when known) and its
+ * bytes; the verbs that read full Nodes have a lease for their answer's bytes.
+ */
 type VerbHandler = (
   req: IncomingMessage,
   res: ServerResponse,
   read: ReadRequest,
   raw: Buffer,
+  lease?: BufferLease,
 ) => Promise<void> | void;
 
 export function extenderApp(
@@ -244,7 +258,7 @@ export function extenderApp(
 
   // names-only answers are shared between pods (NodeFacts.listOf), and so are their bytes
   const encoded = new WeakMap<FilterResult, Buffer>();
-  const filter: VerbHandler = async (req, res, read, raw) => {
+  const filter: VerbHandler = async (req, res, read, raw, lease) => {
     const start = process.hrtime.bigint();
     const args = decodeExtenderArgs(read.body, raw, read.known);
     options.refusedForLater?.();
@@ -259,10 +273,15 @@ export function extenderApp(
       // passing Nodes are echoed as the very bytes the caller sent, never another request's
       const spans = result.nodes?.length ? args.nodeSpans!() : [];
       const where = new Map(args.nodes?.map((node, i) => [node, spans[i]!]));
-      bytes = encodeFilterResult(result, (node) => {
-        const [from, to] = where.get(node)!;
-        return raw.subarray(from, to);
-      });
+      bytes = encodeFilterResult(
+        result,
+        (node) => {
+          const [from, to] = where.get(node)!;
+          return raw.subarray(from, to);
+        },
+        // a shared names-only answer is kept: never in a leased buffer
+        result.nodeNames ? undefined : lease && ((size) => lease.take(size)),
+      );
       if (result.nodeNames) encoded.set(result, bytes);
     }
     json(res, bytes);
@@ -291,20 +310,20 @@ export function extenderApp(
   // bind and preempt: decided by the leader; relayed there unless this replica is it
   const decided =
     (verb: DecidedVerb, handler: VerbHandler): VerbHandler =>
-    async (req, res, read, raw) => {
+    async (req, res, read, raw, lease) => {
       const answer = await options.route?.(verb, raw, forwardedByOf(req));
-      if (answer === undefined) return handler(req, res, read, raw);
+      if (answer === undefined) return handler(req, res, read, raw, lease);
       relay(res, answer);
     };
   // a replica without a configuration in force answers 503 with the reason (after forwarding what
   // the leader decides)
   const serving =
     (handler: VerbHandler): VerbHandler =>
-    (req, res, read, raw) => {
+    (req, res, read, raw, lease) => {
       const why = notServing();
       if (why !== undefined) return sendError(res, 503, `not serving: ${why}`);
       options.onServe?.();
-      return handler(req, res, read, raw);
+      return handler(req, res, read, raw, lease);
     };
   // the verbs that carry nodes read full Nodes through the reader, which remembers them by their bytes
   const nodes = new FullNodeReader(decodeRequestNode);
@@ -316,13 +335,15 @@ export function extenderApp(
     ['/v1/preempt', { handler: decided('preempt', serving(preempt)) }],
   ]);
 
+  const buffers = options.bodyBuffers ?? new BodyBuffers();
   const answer = async (
     req: IncomingMessage,
     res: ServerResponse,
     verb: { handler: VerbHandler; reader?: FullNodeReader },
+    lease: BufferLease | undefined,
   ) => {
-    const raw = await readBody(req, limit);
-    await verb.handler(req, res, readRequest(raw, verb.reader), raw);
+    const raw = await readBody(req, limit, lease);
+    await verb.handler(req, res, readRequest(raw, verb.reader), raw, lease);
   };
 
   // the one mapping of this port: a caller's mistake is a 4xx with the reason, anything else a 500
@@ -351,7 +372,13 @@ export function extenderApp(
     // only the verbs read a body: a POST anywhere else is a 404, not a JSON error
     if (!verb) return sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
     inFlight.enter();
-    res.on('close', () => inFlight.leave());
-    answer(req, res, verb).catch((err: unknown) => failed(req, res, err));
+    const lease = verb.reader && buffers.lease();
+    const done = answer(req, res, verb, lease).catch((err: unknown) => failed(req, res, err));
+    res.on('close', () => {
+      inFlight.leave();
+      // the body's and the answer's buffers are free once the answer is sent (or can no longer be)
+      // and the handler is done with the body (a follower's filter forwards it to the leader)
+      if (lease) void done.then(() => lease.end());
+    });
   };
 }

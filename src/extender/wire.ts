@@ -310,9 +310,14 @@ export interface FilterResult {
 
 /**
  * The filter answer, as bytes. Node objects are spliced in as bytes (`serialisedNode`: the request's
- * own), so that echoing thousands of them back costs a copy, not a JSON.stringify.
+ * own), so that echoing thousands of them back costs a copy, not a JSON.stringify; into a buffer
+ * from `alloc` when given.
  */
-export function encodeFilterResult(result: FilterResult, serialisedNode: (node: V1Node) => Buffer): Buffer {
+export function encodeFilterResult(
+  result: FilterResult,
+  serialisedNode: (node: V1Node) => Buffer,
+  alloc: (size: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
   const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
   if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
   const parts: Buffer[] = [Buffer.from('{"Nodes":{"metadata":{},"items":[')];
@@ -321,7 +326,12 @@ export function encodeFilterResult(result: FilterResult, serialisedNode: (node: 
     parts.push(serialisedNode(node));
   });
   parts.push(Buffer.from(`]}${tail}`));
-  return Buffer.concat(parts);
+  let size = 0;
+  for (const part of parts) size += part.length;
+  const bytes = alloc(size);
+  let at = 0;
+  for (const part of parts) at += part.copy(bytes, at);
+  return bytes;
 }
 
 const COMMA = Buffer.from(',');

@@ -1,7 +1,11 @@
 // The extender's HTTP face on its own: bodies over the limit are refused with 413 whether their size
-// is declared or streamed, and the server keeps answering afterwards.
-import type { AddressInfo } from 'node:net';
+// is declared or streamed, and the server keeps answering afterwards; full-Node answers are sent as
+// they were made, however slowly their caller reads them.
+import { once } from 'node:events';
+import { connect, type AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BodyBuffers } from '../../src/extender/body-buffers.js';
 import { type ExtenderVerbs, extenderApp } from '../../src/extender/http.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -65,3 +69,78 @@ describe('extender HTTP', () => {
     expect(again.status).toBe(200);
   });
 });
+
+// Full-Node bodies and filter answers are written in buffers used again from call to call
+// (body-buffers.ts): an answer still waiting for its caller to read it must not be overwritten by
+// the next caller's request.
+describe('extender HTTP, full Nodes', () => {
+  let server: Server;
+  let port: number;
+  const filtered: string[] = [];
+
+  beforeAll(async () => {
+    // every node passes: the answer echoes the request's own node bytes
+    const extender = {
+      filter: (pod: { metadata?: { name?: string } }, nodes: unknown[]) => {
+        filtered.push(pod.metadata!.name!);
+        return { nodes, failedNodes: {}, error: '' };
+      },
+    } as unknown as ExtenderVerbs;
+    // buffers for 20 MB answers: more than the kernel's socket buffers take in on loopback (4 MiB)
+    const bodyBuffers = new BodyBuffers(4, 64 * 2 ** 20);
+    server = createServer(extenderApp(extender, silentLogger(), { bodyBuffers }));
+    server.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** A filter request for pod `name` with 6,000 nodes of 3 KiB (20 MB), every byte of theirs `fill`. */
+  const request = (name: string, fill: string) => {
+    const items = Array.from({ length: 6000 }, (_, i) => ({
+      metadata: { name: `node-${i}`, labels: { fill: fill.repeat(3000) } },
+    }));
+    return { body: JSON.stringify({ Pod: { metadata: { name } }, Nodes: { metadata: {}, items } }), items };
+  };
+
+  test('an answer its caller has not read yet is sent as it was, whatever others ask meanwhile', async () => {
+    const a = request('slow', 'a');
+    // the slow caller sends its request and reads nothing until the other has its answer
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.pause();
+    socket.write(
+      `POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(a.body)}\r\nConnection: close\r\n\r\n${a.body}`,
+    );
+    await waitUntil(() => filtered.includes('slow'));
+    await sleep(100); // its answer written, most of it still in floatip's queue
+
+    for (const [name, fill] of [
+      ['quick-1', 'b'],
+      ['quick-2', 'c'],
+    ]) {
+      const b = request(name!, fill!);
+      const res = await fetch(`http://127.0.0.1:${port}/v1/filter`, { method: 'POST', body: b.body });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { Nodes: { items: unknown[] } }).Nodes.items).toEqual(b.items);
+    }
+
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.resume();
+    await once(socket, 'end');
+    const text = Buffer.concat(chunks).toString('utf8');
+    expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+    const answer = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { Nodes: { items: unknown[] } };
+    expect(answer.Nodes.items).toEqual(a.items);
+  });
+});
+
+async function waitUntil(done: () => boolean): Promise<void> {
+  while (!done()) await sleep(5);
+}
