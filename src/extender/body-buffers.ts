@@ -50,15 +50,28 @@ export class BufferLease {
 
   constructor(private readonly from: BodyBuffers) {}
 
-  /** `size` bytes, read and written only until `end`. */
-  take(size: number): Buffer {
+  /** `size` bytes, read and written only until `end` (an arrow, to be passed as an allocator). */
+  readonly take = (size: number): Buffer => {
     const buffer = this.from.take(size);
     this.taken.push(buffer);
     return buffer.subarray(0, size);
-  }
+  };
 
   /** Nothing of this call reads its buffers any more. */
   end(): void {
     for (const buffer of this.taken.splice(0)) this.from.give(buffer);
   }
+}
+
+/** `parts` in one buffer, as Buffer.concat joins them, but in one from `alloc`. */
+export function joined(
+  parts: readonly Buffer[],
+  alloc: (size: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
+  let size = 0;
+  for (const part of parts) size += part.length;
+  const bytes = alloc(size);
+  let at = 0;
+  for (const part of parts) at += part.copy(bytes, at);
+  return bytes;
 }

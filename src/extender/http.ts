@@ -20,7 +20,7 @@ import {
   type ForwardedAnswer,
 } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
-import { BodyBuffers, type BufferLease } from './body-buffers.js';
+import { BodyBuffers, type BufferLease, joined } from './body-buffers.js';
 import { FullNodeReader, type ReadRequest } from './full-nodes.js';
 import {
   decodeBindingArgs,
@@ -160,13 +160,7 @@ function readBody(req: IncomingMessage, limit: number, lease?: BufferLease): Pro
       failed = true;
     });
     req.on('end', () => {
-      if (failed) return;
-      if (chunks.length === 1 || !lease)
-        return resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      const body = lease.take(size);
-      let at = 0;
-      for (const chunk of chunks) at += chunk.copy(body, at);
-      resolve(body);
+      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : joined(chunks, lease?.take));
     });
   });
 }
@@ -280,7 +274,7 @@ export function extenderApp(
           return raw.subarray(from, to);
         },
         // a shared names-only answer is kept: never in a leased buffer
-        result.nodeNames ? undefined : lease && ((size) => lease.take(size)),
+        result.nodeNames ? undefined : lease?.take,
       );
       if (result.nodeNames) encoded.set(result, bytes);
     }

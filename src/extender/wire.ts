@@ -4,6 +4,7 @@
 // Kubernetes objects inside (Pod, Node) keep their usual camelCase. One decoder per message; bad
 // input is a WireError, which the server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { joined } from './body-buffers.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
 
@@ -316,7 +317,7 @@ export interface FilterResult {
 export function encodeFilterResult(
   result: FilterResult,
   serialisedNode: (node: V1Node) => Buffer,
-  alloc: (size: number) => Buffer = Buffer.allocUnsafe,
+  alloc?: (size: number) => Buffer,
 ): Buffer {
   const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
   if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
@@ -326,12 +327,7 @@ export function encodeFilterResult(
     parts.push(serialisedNode(node));
   });
   parts.push(Buffer.from(`]}${tail}`));
-  let size = 0;
-  for (const part of parts) size += part.length;
-  const bytes = alloc(size);
-  let at = 0;
-  for (const part of parts) at += part.copy(bytes, at);
-  return bytes;
+  return joined(parts, alloc);
 }
 
 const COMMA = Buffer.from(',');
