@@ -281,6 +281,29 @@ describe('harness without extender (baseline)', () => {
     await deleteScaleRun(ns, result.run);
   });
 
+  // v1.20 refused a pod created straight after its namespace (500 "No API token found for service
+  // account"): the default ServiceAccount and its token come from controllers a moment later
+  test('E2E-H9 a namespace ensureNamespace made takes a pod at once', async () => {
+    const fresh = ['e2e-h-fresh-1', 'e2e-h-fresh-2', 'e2e-h-fresh-3'];
+    try {
+      for (const namespace of fresh) {
+        await ensureNamespace(namespace);
+        const account = await core.readNamespacedServiceAccount({ name: 'default', namespace });
+        expect(account.metadata?.name).toBe('default');
+        // on no node: deleting the namespace then removes it without a kubelet
+        const spec = {
+          nodeSelector: { 'floatip-e2e/none': 'x' },
+          containers: [{ name: 'c', image: 'pause' }],
+        };
+        const body = { metadata: { name: 'first' }, spec };
+        const pod = await core.createNamespacedPod({ namespace, body });
+        expect(pod.spec?.serviceAccountName).toBe('default');
+      }
+    } finally {
+      for (const namespace of fresh) await deleteNamespace(namespace);
+    }
+  });
+
   // floatip touches a pod refused by the UID rule with a merge patch naming the pod's UID; that this
   // cannot reach a newer pod of the same name rests on kube-apiserver refusing the UID mismatch
   test('E2E-H7 a merge patch naming an older incarnation’s UID is refused; the current UID is accepted', async () => {

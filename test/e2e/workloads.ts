@@ -10,6 +10,10 @@ import {
 } from '@kubernetes/client-node';
 import { clusterKubeConfig, ENI_IP } from './cluster.js';
 import { describeError, httpCode } from './kube-errors.js';
+import { waitFor } from './wait.js';
+
+/** An image nothing ever pulls: the kubelets are fake. */
+const IMAGE = 'registry.invalid/floatip-e2e/pause:3.2';
 
 export interface DeploymentOptions {
   readonly replicas: number;
@@ -33,7 +37,7 @@ function podTemplate(labels: Record<string, string>, options: DeploymentOptions)
       containers: [
         {
           name: 'app',
-          image: 'registry.invalid/floatip-e2e/pause:3.2',
+          image: IMAGE,
           resources: { limits: { ...(options.limits ?? { [ENI_IP]: '1' }) } },
         },
       ],
@@ -103,16 +107,35 @@ export async function createDeployment(
   }
 }
 
-/** Creates the namespace unless it exists. */
+/**
+ * Creates the namespace unless it exists, and waits until it takes pods. A new namespace's default
+ * ServiceAccount (and on v1.20 its token Secret) is made by controllers a moment later, and until
+ * then the ServiceAccount admission plugin refuses every pod (v1.20: 500 "No API token found for
+ * service account"); a pod created directly, not by a controller that retries, would fail the
+ * scenario. A server-side dry run goes through that admission and writes nothing.
+ */
 export async function ensureNamespace(
   name: string,
   kubeConfig: KubeConfig = clusterKubeConfig(),
 ): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
   try {
-    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+    await core.createNamespace({ body: { metadata: { name } } });
   } catch (err) {
     if (httpCode(err) !== 409) throw new Error(`creating namespace ${name}: ${describeError(err)}`);
   }
+  const probe = {
+    metadata: { name: 'admission-probe' },
+    spec: { containers: [{ name: 'app', image: IMAGE }] },
+  };
+  await waitFor(`namespace ${name} to take pods`, async () => {
+    try {
+      await core.createNamespacedPod({ namespace: name, body: probe, dryRun: 'All' });
+      return true;
+    } catch (err) {
+      throw new Error(describeError(err));
+    }
+  });
 }
 
 /**
