@@ -6,8 +6,10 @@ import { apiVersions, groupDocument, groupList, resourceList, SERVER_VERSION } f
 import type { FaultController, FaultRule } from './faults.js';
 import { checkFields, fieldValidationOf } from './field-validation.js';
 import { readJson, readObject, send, sendObject } from './http-io.js';
-import { responseFormat } from './media.js';
+import { openApiV2Format, responseFormat } from './media.js';
+import { encodeOpenApiV2 } from './gnostic.js';
 import { documentTarget, openApiDocument, openApiRoot } from './openapi.js';
+import { openApiV2Document } from './openapi-v2.js';
 import { REVIEW_RESOURCES, type ReviewTable, review } from './reviews.js';
 import { patchTypeOf } from './patch.js';
 import type { ResourceRegistry, ResourceType } from './registry.js';
@@ -308,7 +310,20 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
           responseFormat(req.headers.accept, false);
           return sendObject(res, 200, doc);
         }
-        // no OpenAPI v2: kubectl asks for it only in protobuf, and only when v3 is missing
+        if (url.pathname === '/openapi/v2' || url.pathname === '/openapi/v2/') {
+          const doc = openApiV2Document(registry);
+          if (openApiV2Format(req.headers.accept) === 'json') return sendObject(res, 200, doc);
+          const body = encodeOpenApiV2(doc);
+          res.writeHead(200, {
+            // kube-apiserver's (sniffed by Go's http.ServeContent): kubectl's client cannot parse
+            // the protobuf's own media type, whose '@' Go's mime package refuses
+            'Content-Type': 'application/octet-stream',
+            'Cache-Control': 'no-cache, private',
+            'Content-Length': body.length,
+          });
+          res.end(body);
+          return;
+        }
         throw pathNotFound();
     }
   }

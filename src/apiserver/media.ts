@@ -47,6 +47,23 @@ export function responseFormat(accept: string | undefined, tables: boolean): Res
   );
 }
 
+/** The protobuf of /openapi/v2 (gnostic's openapi_v2.Document), what kubectl v1.20 asks for. */
+export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+
+/** /openapi/v2's format: its protobuf when asked for before JSON, JSON when asked for, else 406. */
+export function openApiV2Format(accept: string | undefined): 'json' | 'protobuf' {
+  for (const { type } of parseAccept(accept ?? '')) {
+    if (type === OPENAPI_V2_PROTOBUF) return 'protobuf';
+    if (type === 'application/json' || type === 'application/*' || type === '*/*') return 'json';
+  }
+  if (accept === undefined || accept.trim() === '') return 'json';
+  throw new ApiError(
+    406,
+    'NotAcceptable',
+    `only the following media types are accepted: application/json, ${OPENAPI_V2_PROTOBUF}`,
+  );
+}
+
 export type BodyFormat = 'json' | 'protobuf';
 
 export const PROTOBUF = 'application/vnd.kubernetes.protobuf';

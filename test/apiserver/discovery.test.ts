@@ -89,7 +89,7 @@ test('asking for aggregated discovery gets plain JSON, which makes clients fall 
 
 test('unknown paths and resources are 404 Status; unsupported methods are 405', async () => {
   for (const path of [
-    '/openapi/v2',
+    '/openapi/v2/x',
     '/openapi/v3/apis/nope/v1',
     '/apis/nope',
     '/apis/nope/v1',
