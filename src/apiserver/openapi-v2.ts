@@ -8,7 +8,7 @@
 // server merges; without a model kubectl uses its compiled-in types, for patches and validation.
 import { SERVER_VERSION } from './discovery.js';
 import type { ResourceRegistry, ResourceType } from './registry.js';
-import { gvk, schemasOf, type JsonSchema } from './schemas.js';
+import { gvk, listSchemaOf, schemasOf, type JsonSchema } from './schemas.js';
 import { isPlainObject } from './types.js';
 
 /** What OpenAPI v3 has and v2 cannot say; kube-apiserver drops them from CRD schemas too. */
@@ -43,17 +43,7 @@ export function toV2Schema(schema: JsonSchema): JsonSchema {
 /** The definitions of one custom resource: its kind (with the standard metadata) and its list. */
 function definitionsOf(rt: ResourceType): Record<string, JsonSchema> {
   const { name, defs } = schemasOf(rt);
-  defs[`${name}List`] = {
-    type: 'object',
-    required: ['items'],
-    properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
-      metadata: { type: 'object' },
-      items: { type: 'array', items: { $ref: `${V3_REF}${name}` } },
-    },
-    'x-kubernetes-group-version-kind': [{ ...gvk(rt), kind: rt.listKind }],
-  };
+  defs[`${name}List`] = listSchemaOf(rt, name);
   return defs;
 }
 

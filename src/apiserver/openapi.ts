@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { SERVER_VERSION } from './discovery.js';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from './registry.js';
-import { gvk, schemasOf, type JsonSchema } from './schemas.js';
+import { gvk, listSchemaOf, schemasOf, type JsonSchema } from './schemas.js';
 
 const query = (name: string, type = 'string'): object => ({ name, in: 'query', schema: { type } });
 const WRITE_PARAMS = [query('dryRun'), query('fieldManager'), query('fieldValidation')];
@@ -156,17 +156,7 @@ export function openApiDocument(
     const { name, defs } = schemasOf(rt);
     Object.assign(schemas, defs);
     const listName = `${name}List`;
-    schemas[listName] = {
-      type: 'object',
-      required: ['items'],
-      properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object' },
-        items: { type: 'array', items: ref(name) },
-      },
-      'x-kubernetes-group-version-kind': [{ ...gvk(rt), kind: rt.listKind }],
-    };
+    schemas[listName] = listSchemaOf(rt, name);
     Object.assign(paths, operations(rt, ref(name), ref(listName)));
   }
   return {

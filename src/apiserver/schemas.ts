@@ -131,6 +131,21 @@ export function schemasOf(rt: ResourceType): { name: string; defs: Record<string
   return { name, defs };
 }
 
+/** The schema of a kind's list, whose items are the kind's definition `kindName`. */
+export function listSchemaOf(rt: ResourceType, kindName: string): JsonSchema {
+  return {
+    type: 'object',
+    required: ['items'],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      items: { type: 'array', items: { $ref: `#/components/schemas/${kindName}` } },
+    },
+    'x-kubernetes-group-version-kind': [{ ...gvk(rt), kind: rt.listKind }],
+  };
+}
+
 export function gvk(rt: Pick<ResourceType, 'group' | 'version' | 'kind'>): object {
   return { group: rt.group, version: rt.version, kind: rt.kind };
 }
