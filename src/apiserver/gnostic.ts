@@ -1,8 +1,8 @@
-// An OpenAPI v2 document as the protobuf kubectl asks /openapi/v2 for (OPENAPI_V2_PROTOBUF): gnostic's openapi_v2.Document,
-// with the field numbers of its OpenAPIv2.proto (github.com/googleapis/gnostic v0.4.1, the one
-// kubectl v1.20 decodes with). Only what openapi-v2.ts's documents hold is written: the PATCH
-// operations with their query parameters, a schema's keywords, and every `x-` key as a vendor
-// extension whose value is YAML (JSON is YAML).
+// An OpenAPI v2 document as the protobuf kubectl asks /openapi/v2 for (media.ts's
+// OPENAPI_V2_PROTOBUF): gnostic's openapi_v2.Document, with the field numbers of its OpenAPIv2.proto
+// (github.com/googleapis/gnostic v0.4.1, the one kubectl v1.20 decodes with). Only what
+// openapi-v2.ts's documents hold is written: operations with their query parameters and responses,
+// a schema's keywords, and every `x-` key as a vendor extension whose value is YAML (JSON is YAML).
 import { isPlainObject } from './types.js';
 
 type Json = Record<string, unknown>;
