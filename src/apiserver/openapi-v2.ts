@@ -14,29 +14,47 @@ import { isPlainObject } from './types.js';
 /** What OpenAPI v3 has and v2 cannot say; kube-apiserver drops them from CRD schemas too. */
 const V3_ONLY = new Set(['nullable', 'oneOf', 'anyOf', 'not']);
 
+/** The types kubectl's parser (kube-openapi) knows; any other type fails the whole document. */
+const V2_TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean']);
+
 const V3_REF = '#/components/schemas/';
 
-/** A v3 schema as v2: references into #/definitions, v3-only keywords dropped. */
-export function toV2Schema(schema: JsonSchema): JsonSchema {
-  if (typeof schema.$ref === 'string') return { $ref: schema.$ref.replace(V3_REF, '#/definitions/') };
+/**
+ * A v3 schema as v2: references into #/definitions, v3-only keywords dropped. What kubectl v1.20
+ * cannot parse is left out, since one such schema fails every kubectl create and apply (the whole
+ * document is parsed first): a type it does not know or more than one, an array without items, a
+ * reference to anything but a definition in `known`. kube-apiserver refuses such CRD schemas; this
+ * server keeps CRDs as sent, so they are cleaned here.
+ */
+export function toV2Schema(schema: JsonSchema, known: ReadonlySet<string>): JsonSchema {
+  if (schema.$ref !== undefined) {
+    const name =
+      typeof schema.$ref === 'string' && schema.$ref.startsWith(V3_REF)
+        ? schema.$ref.slice(V3_REF.length)
+        : '';
+    return known.has(name) ? { $ref: `#/definitions/${name}` } : {};
+  }
   const out: JsonSchema = {};
+  const sub = (value: unknown): JsonSchema => (isPlainObject(value) ? toV2Schema(value, known) : {});
   // kubectl reports every field a schema with properties does not name; the server keeps them
   const preserves = schema['x-kubernetes-preserve-unknown-fields'] === true;
   for (const [key, value] of Object.entries(schema)) {
     if (V3_ONLY.has(key)) continue;
-    if (key === 'properties') {
+    if (key === 'type') {
+      const type = Array.isArray(value) && value.length === 1 ? value[0] : value;
+      if (typeof type === 'string' && V2_TYPES.has(type)) out.type = type;
+    } else if (key === 'properties') {
       if (preserves || !isPlainObject(value)) continue;
-      out.properties = Object.fromEntries(
-        Object.entries(value).map(([name, s]) => [name, isPlainObject(s) ? toV2Schema(s) : {}]),
-      );
-    } else if ((key === 'items' || key === 'additionalProperties') && isPlainObject(value)) {
-      out[key] = toV2Schema(value);
+      out.properties = Object.fromEntries(Object.entries(value).map(([name, s]) => [name, sub(s)]));
+    } else if (key === 'items' || (key === 'additionalProperties' && typeof value !== 'boolean')) {
+      out[key] = sub(value);
     } else if (key === 'allOf' && Array.isArray(value)) {
-      out.allOf = value.filter(isPlainObject).map(toV2Schema);
+      out.allOf = value.map(sub);
     } else {
       out[key] = value;
     }
   }
+  if (out.type === 'array' && out.items === undefined) out.items = {};
   return out;
 }
 
@@ -71,10 +89,11 @@ const byPlural = (a: ResourceType, b: ResourceType) =>
 /** Swagger 2.0: every kind's PATCH, and the definitions of every custom resource. */
 export function openApiV2Document(registry: ResourceRegistry): JsonSchema {
   const types = [...registry.all()].sort(byPlural);
+  const v3: Record<string, JsonSchema> = {};
+  for (const rt of types.filter((t) => t.crdName !== undefined)) Object.assign(v3, definitionsOf(rt));
+  const known = new Set(Object.keys(v3));
   const definitions: Record<string, JsonSchema> = {};
-  for (const rt of types.filter((t) => t.crdName !== undefined)) {
-    for (const [name, schema] of Object.entries(definitionsOf(rt))) definitions[name] = toV2Schema(schema);
-  }
+  for (const [name, schema] of Object.entries(v3)) definitions[name] = toV2Schema(schema, known);
   return {
     swagger: '2.0',
     info: { title: 'Kubernetes', version: SERVER_VERSION.gitVersion },

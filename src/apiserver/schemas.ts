@@ -108,7 +108,7 @@ function modelSchema(name: string, rt: ResourceType, defs: Record<string, JsonSc
 
 /**
  * The definitions a document needs for `rt`, and the name of its kind's own. A custom resource's
- * schema is its CRD's, with the standard metadata.
+ * schema is its CRD's, with the standard apiVersion, kind and metadata.
  */
 export function schemasOf(rt: ResourceType): { name: string; defs: Record<string, JsonSchema> } {
   const defs: Record<string, JsonSchema> = {};
@@ -123,9 +123,10 @@ export function schemasOf(rt: ResourceType): { name: string; defs: Record<string
   const meta = typeSchema('V1ObjectMeta', '', rt, defs);
   const schema = rt.schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
   const properties = isPlainObject(schema.properties) ? schema.properties : {};
+  // kube-apiserver publishes apiVersion and kind for every custom resource, declared or not
   defs[name] = {
     ...schema,
-    properties: { ...properties, metadata: meta },
+    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, ...properties, metadata: meta },
     'x-kubernetes-group-version-kind': [gvk(rt)],
   };
   return { name, defs };

@@ -192,21 +192,24 @@ test('any Accept header: the protobuf, JSON or 406, never a server error', async
 
 test('a v3 schema as v2: references into #/definitions, v3-only keywords dropped, preserved objects without properties', () => {
   expect(
-    toV2Schema({
-      type: 'object',
-      nullable: true,
-      properties: {
-        meta: { $ref: '#/components/schemas/io.k8s.Meta', description: 'kept out' },
-        port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
-        list: { type: 'array', items: { $ref: '#/components/schemas/io.k8s.Item' } },
-        labels: { type: 'object', additionalProperties: { type: 'string', nullable: true } },
-        free: {
-          type: 'object',
-          'x-kubernetes-preserve-unknown-fields': true,
-          properties: { a: { type: 'string' } },
+    toV2Schema(
+      {
+        type: 'object',
+        nullable: true,
+        properties: {
+          meta: { $ref: '#/components/schemas/io.k8s.Meta', description: 'kept out' },
+          port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+          list: { type: 'array', items: { $ref: '#/components/schemas/io.k8s.Item' } },
+          labels: { type: 'object', additionalProperties: { type: 'string', nullable: true } },
+          free: {
+            type: 'object',
+            'x-kubernetes-preserve-unknown-fields': true,
+            properties: { a: { type: 'string' } },
+          },
         },
       },
-    }),
+      new Set(['io.k8s.Meta', 'io.k8s.Item']),
+    ),
   ).toEqual({
     type: 'object',
     properties: {
@@ -216,5 +219,74 @@ test('a v3 schema as v2: references into #/definitions, v3-only keywords dropped
       labels: { type: 'object', additionalProperties: { type: 'string' } },
       free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
     },
+  });
+});
+
+test('what kubectl v1.20 cannot parse is left out: unknown or several types, arrays without items, references elsewhere', () => {
+  expect(
+    toV2Schema(
+      {
+        type: 'object',
+        properties: {
+          nothing: { type: 'null' },
+          either: { type: ['string', 'integer'], description: 'd' },
+          one: { type: ['string'] },
+          bare: { type: 'array' },
+          tuple: { type: 'array', items: [{ type: 'string' }] },
+          missing: { $ref: '#/components/schemas/io.k8s.Missing' },
+          elsewhere: { $ref: 'https://example.com/schema.json' },
+          open: { type: 'object', additionalProperties: false },
+        },
+      },
+      new Set(['io.k8s.Item']),
+    ),
+  ).toEqual({
+    type: 'object',
+    properties: {
+      nothing: {},
+      either: { description: 'd' },
+      one: { type: 'string' },
+      bare: { type: 'array', items: {} },
+      tuple: { type: 'array', items: {} },
+      missing: {},
+      elsewhere: {},
+      open: { type: 'object', additionalProperties: false },
+    },
+  });
+});
+
+test('a CRD whose schema kube-apiserver would refuse still leaves a document of parseable definitions', async () => {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'odds.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { plural: 'odds', singular: 'odd', kind: 'Odd', listKind: 'OddList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', properties: { list: { type: 'array' }, weird: { type: 'null' } } },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+  expect(
+    (await http(server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status,
+  ).toBe(201);
+  const doc = (await http(server, 'GET', '/openapi/v2')).json as unknown as Doc;
+  expect(doc.definitions['com.example.v1.Odd']!.properties!.spec!.properties).toEqual({
+    list: { type: 'array', items: {} },
+    weird: {},
   });
 });

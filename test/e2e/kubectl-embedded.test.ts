@@ -1,4 +1,4 @@
-// E2E-K1..K2: the README's walkthrough with each control plane's own kubectl, against floatip's
+// E2E-K1..K3: the README's walkthrough with each control plane's own kubectl, against floatip's
 // embedded API server (no cluster): v1.20.2's kubectl (the one Debian ships) reads /openapi/v2, as
 // protobuf, before every create, and validates custom resources with its definitions; the current
 // kubectl reads /openapi/v3 and leaves validation to the server. Only the kubectl binary of the
@@ -83,4 +83,50 @@ test(`E2E-K2 (${kubeLine()}) a FloatingIP with a misspelt field is refused; a go
   const explain = await run('explain', 'floatingips.spec.key');
   expect(explain.code).toBe(0);
   expect(explain.out).toMatch(/FIELD:\s+key\s+<string>/);
+});
+
+test(`E2E-K3 (${kubeLine()}) a CRD whose schema kube-apiserver would refuse stops neither this kubectl nor its validation`, async () => {
+  // an array without items and a type "null": kube-openapi, inside kubectl v1.20, fails the whole
+  // /openapi/v2 document on either; and no apiVersion or kind declared, as most CRDs
+  const crd = join(tmpdir(), 'floatip-k3-crd.yaml');
+  writeFileSync(
+    crd,
+    [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      'metadata: { name: odds.example.com }',
+      'spec:',
+      '  group: example.com',
+      '  scope: Namespaced',
+      '  names: { plural: odds, singular: odd, kind: Odd, listKind: OddList }',
+      '  versions:',
+      '    - name: v1',
+      '      served: true',
+      '      storage: true',
+      '      schema:',
+      '        openAPIV3Schema:',
+      '          type: object',
+      '          properties:',
+      '            spec: { type: object, properties: { list: { type: array }, weird: { type: "null" } } }',
+    ].join('\n'),
+  );
+  expect(await run('apply', '-f', crd)).toEqual({
+    code: 0,
+    out: 'customresourcedefinition.apiextensions.k8s.io/odds.example.com created\n',
+  });
+  const odd = (spec: string) => {
+    const file = join(tmpdir(), 'floatip-k3-odd.yaml');
+    writeFileSync(
+      file,
+      `apiVersion: example.com/v1\nkind: Odd\nmetadata: { name: o1, namespace: default }\nspec: ${spec}\n`,
+    );
+    return file;
+  };
+  expect(await run('create', '-f', odd('{ list: [1, "a"], weird: 3 }'), '--dry-run=server')).toEqual({
+    code: 0,
+    out: 'odd.example.com/o1 created (server dry run)\n',
+  });
+  const misspelt = await run('create', '-f', odd('{ lst: [1] }'), '--dry-run=server');
+  expect(misspelt.code).toBe(1);
+  expect(misspelt.out).toMatch(/unknown field "(spec\.)?lst"/);
 });
