@@ -4,9 +4,9 @@
 // (with each control plane's own kubectl: v1.20.2 reads /openapi/v2, the current one v3).
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './harness/free-port.js';
 
 export const ROOT = path.resolve(new URL('../', import.meta.url).pathname);
 export const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -25,14 +25,6 @@ export interface WalkthroughPorts {
   readonly extender: number;
   readonly api: number;
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Ports off the defaults, so that a floatip already running on this machine does not interfere. */
 export async function freePorts(): Promise<WalkthroughPorts> {

@@ -22,15 +22,9 @@ import {
   runDir,
 } from './cluster.js';
 import type { FakeKubelet } from './fake-kubelet.js';
+import { freePort } from '../harness/free-port.js';
 import { startFailoverProxy, type FailoverProxy } from './failover-proxy.js';
-import {
-  FAST_LEADER_ELECTION,
-  FloatipProcess,
-  freePort,
-  REPO_ROOT,
-  scenario,
-  stopAllFloatips,
-} from './floatip.js';
+import { FAST_LEADER_ELECTION, FloatipProcess, REPO_ROOT, scenario, stopAllFloatips } from './floatip.js';
 import { GROUPS, onGroup } from './groups.js';
 import { addressesOf, expectConsistent } from './ipam-state.js';
 import { Pods } from './pods.js';
@@ -46,6 +40,19 @@ const ns = 'e2e-deploy';
 const pods = new Pods(ns);
 let kubelet: FakeKubelet | undefined;
 let proxy: FailoverProxy | undefined;
+/** Set when the scenarios are over: a loop a failed scenario left behind stops (see background). */
+let over = false;
+
+/**
+ * Runs `fn` beside a scenario; its failure is thrown where it is awaited, never as an unhandled
+ * rejection. One left polling after a failure outlived the suite and the cluster, and its first
+ * refused request crashed the test process.
+ */
+const background = (fn: () => Promise<void>): Promise<void> => {
+  const running = fn();
+  running.catch(() => undefined);
+  return running;
+};
 
 const kubectl = async (...args: string[]) => {
   const { KUBECTL, KUBECONFIG } = loadCluster();
@@ -58,6 +65,7 @@ const kubectl = async (...args: string[]) => {
 };
 
 afterAll(async () => {
+  over = true;
   await proxy?.close();
   await stopAllFloatips();
   await restartScheduler();
@@ -264,8 +272,8 @@ scenario(
     const created = new Map<string, number>();
     const bound = new Map<string, number>();
     let creating = true;
-    const watcher = (async () => {
-      while (creating || bound.size < created.size) {
+    const watcher = background(async () => {
+      while (!over && (creating || bound.size < created.size)) {
         for (const p of await pods.list('app=deploy')) {
           const name = p.metadata!.name!;
           if (p.spec?.nodeName && !bound.has(name)) bound.set(name, Date.now());
@@ -273,10 +281,10 @@ scenario(
         await sleep(100);
         if (!creating && Date.now() - Math.max(...created.values()) > 60_000) break;
       }
-    })();
+    });
     const TOTAL = 48;
-    const creator = (async () => {
-      for (let i = 0; i < TOTAL; i++) {
+    const creator = background(async () => {
+      for (let i = 0; i < TOTAL && !over; i++) {
         const name = `deploy-${String(i).padStart(2, '0')}`;
         await core.createNamespacedPod({
           namespace: ns,
@@ -298,7 +306,7 @@ scenario(
         await sleep(250);
       }
       creating = false;
-    })();
+    });
 
     // the rolling replace: a new replica, Ready; then SIGTERM to the leader (as a rollout does)
     await sleep(2_000);

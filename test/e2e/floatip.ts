@@ -3,9 +3,9 @@
 // /readyz, and its log: kept in memory for failure messages and written to the run directory.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../harness/free-port.js';
 import { extenderPort, loadCluster, runDir } from './cluster.js';
 import { sleep } from './wait.js';
 
@@ -328,17 +328,4 @@ export function supportsApiPort(): boolean {
     apiPortFlag = help.stdout.includes('--api-port');
   }
   return apiPortFlag;
-}
-
-/** A port nothing listens on right now (127.0.0.1). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -33,7 +33,8 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { summarizeProfile } from './cpu-profile.js';
 import { PERF_NODE_ARGS, recordCpu, summarizePerf } from './perf-profile.js';
 import { clusterKubeConfig, ENI_IP, extenderPort, loadCluster, restartScheduler, runDir } from './cluster.js';
-import { FloatipProcess, freePort, stopAllFloatips } from './floatip.js';
+import { freePort } from '../harness/free-port.js';
+import { FloatipProcess, stopAllFloatips } from './floatip.js';
 import {
   addressesOf,
   consistencyProblems,

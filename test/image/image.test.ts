@@ -4,10 +4,10 @@
 // `floatip serve --help`, /healthz, and a SIGTERM that ends it cleanly (node is PID 1).
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../harness/free-port.js';
 
 const exec = promisify(execFile);
 const ARCHIVE = 'dist/image/floatip-oci.tar';
@@ -91,14 +91,6 @@ test('the image holds the built service and production dependencies only', async
   expect(dev.filter((name) => files.has(`app/node_modules/${name}`))).toEqual([]);
   expect([...files].filter((f) => f.startsWith('app/src/') || f.startsWith('app/test/'))).toEqual([]);
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 /** A runc bundle of the image: read-only root, the host's network (to reach it on 127.0.0.1), these args. */
 async function bundle(name: string, args: string[]): Promise<string> {

@@ -3,6 +3,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { promisify } from 'node:util';
+import { freePort } from '../harness/free-port.js';
 
 const run = async (...args: string[]) => {
   try {
@@ -136,12 +137,6 @@ async function occupy(): Promise<{ port: number; close: () => Promise<void> }> {
   const port = (server.address() as AddressInfo).port;
   return { port, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
-
-const freePort = async () => {
-  const o = await occupy();
-  await o.close();
-  return o.port;
-};
 
 test.each(['--port', '--api-port', '--embedded-port'])(
   '14: a busy %s stops start-up with one clear line, exit code 1, and nothing left listening',
