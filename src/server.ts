@@ -391,6 +391,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       );
       stops.push(() => close(healthServer));
       healthUrl = urlOf(options.bind, healthServer);
+      // with --health-port 0 this line is the only place that says which port it is
+      log.info({ url: healthUrl }, 'health probes listening');
     }
     if (options.leaderElection) {
       const leading = new LeaderElector(

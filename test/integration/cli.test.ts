@@ -179,6 +179,8 @@ test('15: floatip serve --master with a plain-HTTP API server serves it', async 
       '0',
       '--api-port',
       '0',
+      '--health-port',
+      '0',
       '--bind',
       '127.0.0.1',
     );
@@ -189,6 +191,13 @@ test('15: floatip serve --master with a plain-HTTP API server serves it', async 
       // ready means a configuration is in force: it was read from that API server's ConfigMap
       const ready = await fetch(`${url}/readyz`);
       expect([ready.status, await ready.text()]).toEqual([200, 'ok']);
+      // the health port the kernel picked is in the log, and answers the probes
+      const [, health] = await floatip.waitFor(
+        /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"health probes listening"/,
+      );
+      expect(health).not.toBe(url);
+      const probe = await fetch(`${health}/readyz`);
+      expect([probe.status, await probe.text()]).toEqual([200, 'ok']);
       const [, api] = await floatip.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"REST API listening"/);
       const subnets = (await (await fetch(`${api}/v1/subnets`)).json()) as {
         content: { entries: unknown[] };
