@@ -15,8 +15,9 @@ function ephemeralLow(): number {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
     if (Number.isInteger(low) && low > 12_000) return low;
   } catch {
-    // not Linux: the IANA range
+    // not Linux
   }
+  // the IANA range: where the kernel's leaves no room below it, ports are only as safe as before
   return 49_152;
 }
 
