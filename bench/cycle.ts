@@ -127,6 +127,7 @@ export async function benchCycle(): Promise<BenchResult[]> {
   const nodes = Array.from({ length: NODES }, (_, i) => node(i));
   const { server, floatip } = await floatipOnApiServerThread(POD_NAMESPACE, CONFIG, nodes);
   const scheduler = new Worker(SCHEDULER, { eval: true });
+  const floor = await floorExtender();
   const names = nodes.map((n) => (n.metadata as { name: string }).name);
   let next = 0;
   // the Nodes as kube-scheduler's informer has them (with the API server's resourceVersions)
@@ -183,7 +184,6 @@ export async function benchCycle(): Promise<BenchResult[]> {
     const handover = await schedule(floor.url, pods, full);
     return mainThreadCpuMs() - before - handover;
   };
-  const floor = await floorExtender();
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const listed = (values: number[]) => [...values].sort((a, b) => a - b).map((b) => b.toFixed(3)).join(', ');
   try {
