@@ -185,7 +185,11 @@ export async function benchCycle(): Promise<BenchResult[]> {
     return mainThreadCpuMs() - before - handover;
   };
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  const listed = (values: number[]) => [...values].sort((a, b) => a - b).map((b) => b.toFixed(3)).join(', ');
+  const listed = (values: number[]) =>
+    [...values]
+      .sort((a, b) => a - b)
+      .map((b) => b.toFixed(3))
+      .join(', ');
   try {
     const results: BenchResult[] = [];
     for (const full of [false, true]) {
