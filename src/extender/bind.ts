@@ -196,9 +196,11 @@ export class Binder {
     const args = cniArgsOfPod(pod);
     const attrs: Attrs = { policy: policyOfPod(pod), nodeName, podUid: uid };
     const node = this.world.node(nodeName) ?? (await this.world.fetchNode(nodeName));
-    if (!node) throw new BindError(`node ${nodeName} not found`, 'validation');
+    // galaxy's words first (its GET's NotFound as client-go words it; its node-subnet reason), as
+    // the scheduler's log and any alert on them expect
+    if (!node) throw new BindError(`nodes "${nodeName}" not found`, 'validation');
     const facts = this.nodes.subnetOf(node);
-    if ('reason' in facts) throw new BindError(`node ${nodeName}: ${facts.reason}`, 'validation');
+    if ('reason' in facts) throw new BindError(`${facts.reason} (node ${nodeName})`, 'validation');
     const undo: Undo[] = [];
     try {
       const addresses = await this.assign(key, args, facts.subnet, attrs, undo);

@@ -83,7 +83,7 @@ describe('13.2 a request cannot steer what floatip believes about a node', () =>
     };
     expect((await filterObjects(pod, [ghost])).Nodes.items.map((n) => n.metadata?.name)).toEqual(['ghost']);
     expect(world.floatip.nodeFacts.remembered().nodes).toBe(2);
-    expect(await world.bind(pod, 'ghost')).toBe('node ghost not found');
+    expect(await world.bind(pod, 'ghost')).toBe('nodes "ghost" not found');
   });
 });
 

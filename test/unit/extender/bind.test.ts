@@ -60,6 +60,7 @@ function setup(replicas = 1) {
   return {
     allocator,
     store,
+    world,
     binder,
     bindings,
     events,
@@ -251,8 +252,10 @@ test('an unknown release policy binds with the default and warns on the pod', as
   ]);
 });
 
-test('refusals before any write: unknown pod, other incarnation, no resource, unknown node', async () => {
-  const { binder, store, add } = setup();
+test('refusals before any write: unknown pod, other incarnation, no resource, unknown node, node without a subnet', async () => {
+  const { binder, store, add, world } = setup();
+  world.nodeMap.set('x1', node('x1', '10.48.28.2'));
+  world.nodeMap.set('noip', node('noip'));
   add(pod('p1'));
   add(pod('plain', { wants: false }));
   expect(await binder.bind('ns1', 'nope', '', 'a1')).toBe(
@@ -264,6 +267,9 @@ test('refusals before any write: unknown pod, other incarnation, no resource, un
   expect(await binder.bind('ns1', 'plain', '', 'a1')).toBe(
     "pod which doesn't want floatingip have been sent to plugin",
   );
-  expect(await binder.bind('ns1', 'p1', '', 'z9')).toBe('node z9 not found');
+  expect(await binder.bind('ns1', 'p1', '', 'z9')).toBe('nodes "z9" not found');
+  // galaxy's node-subnet reasons, as its bind returns them, then which node
+  expect(await binder.bind('ns1', 'p1', '', 'x1')).toBe('FloatingIPPlugin:NoFIPConfigNode (node x1)');
+  expect(await binder.bind('ns1', 'p1', '', 'noip')).toBe('FloatingIPPlugin:UnknowNode (node noip)');
   expect(store.writes).toEqual([]);
 });
