@@ -362,9 +362,14 @@ export function extenderApp(
   return (req, res) => {
     const route = routeOf(req.url);
     if (answerHealth(req, res, route, notReady)) return;
-    const verb = req.method === 'POST' ? verbs.get(route) : undefined;
+    const verb = verbs.get(route);
     // only the verbs read a body: a POST anywhere else is a 404, not a JSON error
     if (!verb) return sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
+    // a verb's path with another method: 405, as galaxy's framework answers
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      return sendError(res, 405, `method not allowed: ${req.method} ${pathOf(req.url)} takes POST`);
+    }
     inFlight.enter();
     const lease = verb.reader && buffers.lease();
     const done = answer(req, res, verb, lease).catch((err: unknown) => failed(req, res, err));

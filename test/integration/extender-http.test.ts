@@ -43,6 +43,31 @@ describe('extender HTTP', () => {
     }
   });
 
+  test("a verb's path with another method is a 405 that names POST, as galaxy's framework answers", async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/filter'],
+      ['PUT', '/v1/bind'],
+      ['DELETE', '/V1/Prioritize/'],
+      ['PATCH', '/v1/preempt?x=1'],
+      ['GET', '/v1/priority'],
+    ] as const) {
+      const res = await fetch(new URL(path, url), {
+        method,
+        ...(method === 'PUT' || method === 'PATCH' ? { body: '{not json' } : {}),
+      });
+      const bare = path.split('?')[0];
+      expect([res.status, res.headers.get('allow'), await res.json()]).toEqual([
+        405,
+        'POST',
+        { Error: `method not allowed: ${method} ${bare} takes POST` },
+      ]);
+    }
+    const head = await fetch(new URL('/v1/filter', url), { method: 'HEAD' });
+    expect([head.status, head.headers.get('allow')]).toEqual([405, 'POST']);
+    // and the verbs still answer after them
+    expect((await fetch(url, { method: 'POST', body: small })).status).toBe(200);
+  });
+
   test('a body within the limit is answered', async () => {
     const res = await fetch(url, { method: 'POST', body: small });
     expect(res.status).toBe(200);
