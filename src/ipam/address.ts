@@ -61,12 +61,19 @@ export function parseAddress(text: string): Address {
   const v4 = parseIPv4Number(text);
   if (v4 !== undefined) return { family: 4, value: BigInt(v4) };
   const v6 = parseIPv6Hex(text);
-  if (v6 !== undefined) return { family: 6, value: v6 };
+  if (v6 !== undefined) return ofIPv6(v6);
   if (text.includes(':') && Validator.isValidIPv6String(text)[0]) {
-    return { family: 6, value: IPv6.fromString(text).value };
+    return ofIPv6(IPv6.fromString(text).value);
   }
   throw new InvalidAddressError(text);
 }
+
+/**
+ * An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`, `::ffff:a00:1`) is the IPv4 address it maps, as
+ * Go's net.ParseIP reads it and galaxy with it: a release of `::ffff:10.0.0.1` releases 10.0.0.1.
+ */
+const ofIPv6 = (value: bigint): Address =>
+  value >> 32n === 0xffffn ? { family: 4, value: value & 0xffffffffn } : { family: 6, value };
 
 /** The canonical text of an address: dotted quad, or RFC 5952 compressed lower-case IPv6. */
 export function formatAddress(family: Family, value: bigint): string {

@@ -668,6 +668,15 @@ describe('R4 POST /v1/ip', () => {
     expect((text.json as Json).code).toBe(415);
   });
 
+  test('R4j an IPv4-mapped IPv6 address is the IPv4 address, as galaxy (Go) reads it', async () => {
+    await hold('10.0.100.3', 'pool__p1_');
+    expect((await get('/v1/ip/::ffff:10.0.100.3')).body.content).toMatchObject({ ip: '10.0.100.3' });
+    expect((await get('/v1/ip/::ffff:a00:6403')).body.content).toMatchObject({ ip: '10.0.100.3' });
+    const res = await post('/v1/ip', { ips: [{ ip: '::ffff:10.0.100.3', poolName: 'p1' }] });
+    expect([res.status, res.body]).toEqual([200, { code: 200, message: '' }]);
+    expect(world.floatip.allocator.get('10.0.100.3')).toBeUndefined();
+  });
+
   test('R4i an item sent back as GET /v1/ip listed it names its owner: a bare pod (appType NULL) too', async () => {
     await hold('10.0.100.5', 'NULL_ns1_NULL_x');
     await hold('10.0.100.6', 'sts_ns1_web_web-3');

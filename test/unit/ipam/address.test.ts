@@ -115,6 +115,16 @@ describe('the fast IPv6 paths agree with ip-num', () => {
   );
 
   test('forms the fast path leaves to ip-num still parse', () => {
-    expect(parseAddress('::ffff:1.2.3.4')).toEqual({ family: 6, value: 0xffff01020304n });
+    expect(parseAddress('64:ff9b::1.2.3.4')).toEqual({ family: 6, value: 0x64ff9b000000000000000001020304n });
+  });
+
+  test('an IPv4-mapped address is the IPv4 address it maps, as Go reads it (galaxy)', () => {
+    for (const text of ['::ffff:1.2.3.4', '::FFFF:102:304', '0:0:0:0:0:ffff:0102:0304']) {
+      expect(parseAddress(text)).toEqual({ family: 4, value: 0x01020304n });
+      expect(canonicalAddress(text)).toBe('1.2.3.4');
+    }
+    // its neighbours stay IPv6
+    expect(parseAddress('::fffe:1.2.3.4').family).toBe(6);
+    expect(parseAddress('1::ffff:1.2.3.4').family).toBe(6);
   });
 });
