@@ -11,6 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { kubeError } from './api-error.js';
 import { JsonPost } from './json-post.js';
+import { checkPathSegment, isPathSegment } from './path-segment.js';
 import { ClusterPods, type PodLookup } from './pod-lookup.js';
 import type { Reflector } from './reflector.js';
 
@@ -40,6 +41,8 @@ export class ClusterWorld {
 
   /** The node from the API server, or undefined when there is none. */
   async fetchNode(name: string): Promise<V1Node | undefined> {
+    // no node has such a name, and in a URL it names something else (`nodes/..` is the API's root)
+    if (!isPathSegment(name)) return undefined;
     try {
       return await this.core.readNode({ name });
     } catch (err) {
@@ -62,6 +65,8 @@ export class ClusterWorld {
     timeoutMs?: number,
   ): Promise<void> {
     this.guard();
+    checkPathSegment(namespace, `bind pod ${namespace}/${name}`);
+    checkPathSegment(name, `bind pod ${namespace}/${name}`);
     await this.writer.post(
       `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/binding`,
       {
@@ -86,6 +91,8 @@ export class ClusterWorld {
     annotations: Record<string, string>,
   ): Promise<void> {
     this.guard();
+    checkPathSegment(namespace, `annotate pod ${namespace}/${name}`);
+    checkPathSegment(name, `annotate pod ${namespace}/${name}`);
     try {
       await this.core.patchNamespacedPod(
         { namespace, name, body: { metadata: { uid, annotations } } },

@@ -5,7 +5,8 @@
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { JsonPost } from './json-post.js';
-import { KubeApiError, kubeError } from './api-error.js';
+import { kubeError } from './api-error.js';
+import { checkPathSegment } from './path-segment.js';
 import type { ListResult, ReflectorOptions } from './reflector.js';
 
 export { KubeApiError, isAlreadyExists, isConflict, isNotFound, kubeError } from './api-error.js';
@@ -16,21 +17,6 @@ export interface ResourceRef {
   readonly plural: string;
   /** Absent for cluster-scoped resources. */
   readonly namespace?: string;
-}
-
-/**
- * client-go's IsValidPathSegmentName, which client-node lacks: a name becomes a segment of the
- * request's path, and `.`, `..`, or one with `/` or `%` names another path once the URL is
- * normalised (`pools/.` is the collection: a DELETE of it deletes every Pool).
- */
-function checkName(name: string, what: string): void {
-  if (name === '' || name === '.' || name === '..' || /[/%]/.test(name)) {
-    throw new KubeApiError(
-      400,
-      'BadRequest',
-      `${what}: invalid resource name ${JSON.stringify(name)}: may not be empty, '.' or '..', nor contain '/' or '%'`,
-    );
-  }
 }
 
 export interface ListPage {
@@ -116,7 +102,7 @@ export class CustomResourceClient {
 
   /** The object, or undefined when there is none. */
   async get(name: string): Promise<unknown> {
-    checkName(name, `get ${this.describe()}`);
+    checkPathSegment(name, `get ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     try {
       return namespace
@@ -131,7 +117,7 @@ export class CustomResourceClient {
 
   /** The object's scale subresource (autoscaling/v1 Scale), or undefined when there is none. */
   async getScale(name: string): Promise<{ spec?: { replicas?: number } } | undefined> {
-    checkName(name, `get the scale of ${this.describe()}`);
+    checkPathSegment(name, `get the scale of ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     try {
       return (
@@ -154,7 +140,7 @@ export class CustomResourceClient {
 
   /** A JSON merge patch; a `metadata.resourceVersion` in it makes it conditional. */
   async patch(name: string, body: object): Promise<unknown> {
-    checkName(name, `patch ${this.describe()}`);
+    checkPathSegment(name, `patch ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     try {
@@ -168,7 +154,7 @@ export class CustomResourceClient {
 
   /** Deletes, only if the object is still at `resourceVersion` when one is given. */
   async delete(name: string, resourceVersion?: string): Promise<void> {
-    checkName(name, `delete ${this.describe()}`);
+    checkPathSegment(name, `delete ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     const body = resourceVersion ? { preconditions: { resourceVersion } } : {};
     try {

@@ -2,6 +2,7 @@
 // re-creation), the API server when the cache has no answer, or not the incarnation asked for.
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { kubeError } from './custom-resources.js';
+import { isPathSegment } from './path-segment.js';
 import type { Reflector } from './reflector.js';
 
 export interface PodLookup {
@@ -31,6 +32,8 @@ export class ClusterPods implements PodLookup {
   }
 
   async fetch(namespace: string, name: string): Promise<V1Pod | undefined> {
+    // no pod has such a name, and in a URL it names something else (`pods/..` is the namespace)
+    if (!isPathSegment(namespace) || !isPathSegment(name)) return undefined;
     try {
       return await this.core.readNamespacedPod({ namespace, name });
     } catch (err) {

@@ -174,6 +174,27 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
 });
 
 describe('13.16 a refused bind decides before it writes', () => {
+  test('names that are not path segments reach no URL: `..` is no pod, no namespace and no node', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const bind = (PodNamespace: string, PodName: string, Node: string, PodUID = '') =>
+      world.post('bind', { PodName, PodNamespace, PodUID, Node }).then((r) => r.json);
+    // in a URL, pods/.. is the namespace and pods/. the pod list: neither may be taken for a pod
+    for (const name of ['..', '.', 'a%2f..', 'x/..'])
+      expect(await bind('ns1', name, 'a1')).toEqual({
+        Error: `failed to find pod ns1_${name}: pod "${name}" not found`,
+      });
+    const namespace = await world.core.readNamespace({ name: 'ns1' });
+    expect(await bind('ns1', '..', 'a1', namespace.metadata!.uid!)).toEqual({
+      Error: 'failed to find pod ns1_..: pod ".." not found',
+    });
+    expect(await bind('..', 'ns1', 'a1')).toEqual({ Error: 'failed to find pod .._ns1: pod "ns1" not found' });
+    // nodes/.. is the API's root, nodes/. the node list
+    for (const node of ['..', '.'])
+      expect(await bind('ns1', 'p1', node, pod.metadata!.uid!)).toEqual({ Error: `nodes "${node}" not found` });
+    expect(await world.addressesOf('p1')).toEqual([]);
+    expect(await bind('ns1', 'p1', 'a1', pod.metadata!.uid!)).toEqual({ Error: '' });
+  });
+
   test('binding a bound pod again, to another node, is refused and writes no FloatingIP', async () => {
     const pod = await world.pod({ name: 'p1' });
     expect(await world.bind(pod, 'a1')).toBe('');
