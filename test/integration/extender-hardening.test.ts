@@ -187,10 +187,14 @@ describe('13.16 a refused bind decides before it writes', () => {
     expect(await bind('ns1', '..', 'a1', namespace.metadata!.uid!)).toEqual({
       Error: 'failed to find pod ns1_..: pod ".." not found',
     });
-    expect(await bind('..', 'ns1', 'a1')).toEqual({ Error: 'failed to find pod .._ns1: pod "ns1" not found' });
+    expect(await bind('..', 'ns1', 'a1')).toEqual({
+      Error: 'failed to find pod .._ns1: pod "ns1" not found',
+    });
     // nodes/.. is the API's root, nodes/. the node list
     for (const node of ['..', '.'])
-      expect(await bind('ns1', 'p1', node, pod.metadata!.uid!)).toEqual({ Error: `nodes "${node}" not found` });
+      expect(await bind('ns1', 'p1', node, pod.metadata!.uid!)).toEqual({
+        Error: `nodes "${node}" not found`,
+      });
     expect(await world.addressesOf('p1')).toEqual([]);
     expect(await bind('ns1', 'p1', 'a1', pod.metadata!.uid!)).toEqual({ Error: '' });
   });
