@@ -2,7 +2,7 @@
 // Deployments. Read from one namespace (galaxy: kube-system), kept in step by watch, and written by
 // the REST API. `size` and `preAllocateIP` sit at the top level of the object, as galaxy's.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { CustomResourceClient, isNotFound } from '../kube/custom-resources.js';
+import { CustomResourceClient, isAlreadyExists, isNotFound } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
 import { GROUP, POOL_PLURAL, VERSION } from './floating-ip-object.js';
@@ -25,6 +25,9 @@ export function decodePool(object: PoolObject): Pool | undefined {
   if (!name || typeof size !== 'number' || !Number.isInteger(size) || size < 0) return undefined;
   return { name, size, preAllocateIP: preAllocateIP === true };
 }
+
+/** How often put reads again when another writer created or deleted the Pool under it. */
+const PUT_ATTEMPTS = 5;
 
 export class PoolStore {
   private readonly client: CustomResourceClient;
@@ -96,15 +99,26 @@ export class PoolStore {
       preAllocateIP: pool.preAllocateIP,
     };
     this.guard();
-    const existing = await this.client.get(pool.name);
-    const stored = existing
-      ? await this.client.patch(pool.name, { size: pool.size, preAllocateIP: pool.preAllocateIP })
-      : await this.client.create(body);
-    this.log.info(
-      { pool: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP },
-      existing ? 'Pool updated' : 'Pool created',
-    );
-    return decodePool(stored as PoolObject) ?? pool;
+    for (let attempt = 1; ; attempt++) {
+      const existing = await this.client.get(pool.name);
+      let stored: unknown;
+      try {
+        stored = existing
+          ? await this.client.patch(pool.name, { size: pool.size, preAllocateIP: pool.preAllocateIP })
+          : await this.client.create(body);
+      } catch (err) {
+        // another writer created (or deleted) it between the read and the write: read again, so
+        // that concurrent POSTs of one new pool all land, the last one's values standing
+        const raced = existing ? isNotFound(err) : isAlreadyExists(err);
+        if (raced && attempt < PUT_ATTEMPTS) continue;
+        throw err;
+      }
+      this.log.info(
+        { pool: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP },
+        existing ? 'Pool updated' : 'Pool created',
+      );
+      return decodePool(stored as PoolObject) ?? pool;
+    }
   }
 
   /** Deletes a Pool object; false when there was none. Addresses are untouched. */

@@ -60,6 +60,16 @@ test('put creates, then updates; delete removes and says whether there was one',
   await waitFor('p1 gone', () => pools.get('p1') === undefined);
 });
 
+test('concurrent puts of one new pool all land (none is refused as already existing)', async () => {
+  const sizes = Array.from({ length: 10 }, (_, i) => i + 1);
+  const results = await Promise.allSettled(
+    sizes.map((size) => pools.put({ name: 'race', size, preAllocateIP: false })),
+  );
+  expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+  const stored = await pools.fetch('race');
+  expect(sizes).toContain(stored?.size);
+});
+
 test('a name that is not a path segment never reaches the API server: `.` is not the collection', async () => {
   await pools.put({ name: 'p1', size: 1, preAllocateIP: false });
   await pools.put({ name: 'p2', size: 2, preAllocateIP: false });
