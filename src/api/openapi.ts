@@ -54,6 +54,30 @@ export interface ValidatorOptions {
   readonly validateResponses?: boolean;
 }
 
+interface QueryParameter {
+  readonly name: string;
+  readonly in: string;
+  readonly schema?: { readonly type?: string };
+}
+
+// Go's strconv.Atoi: an optional sign and decimal digits. The validator's coercion takes what
+// JavaScript's Number takes (`0x10`, `1e2`, ` 1`), which galaxy never read as a number.
+const DECIMAL = /^[+-]?\d+$/;
+/** Each request's query as goQuery read it, before the validator coerced its numbers. */
+const readQueries = new WeakMap<Request, Record<string, string>>();
+
+/** After the validator: a query parameter of the operation typed integer must be Atoi's syntax. */
+const atoiIntegers: RequestHandler = (req, _res, next) => {
+  const operation = (req as { openapi?: { schema?: { parameters?: QueryParameter[] } } }).openapi?.schema;
+  const query = readQueries.get(req);
+  for (const p of operation?.parameters ?? []) {
+    const value = query?.[p.name];
+    if (p.in === 'query' && p.schema?.type === 'integer' && value !== undefined && !DECIMAL.test(value))
+      throw new ApiError(400, `query.${p.name}: must be integer`);
+  }
+  next();
+};
+
 /**
  * req.query as galaxy's Go server read the query string (query-string.ts), where a malformed one
  * is a 400. An empty parameter counts as absent: galaxy reads `page=` as no page at all (an
@@ -71,6 +95,8 @@ const goQuery: RequestHandler = (req, _res, next) => {
     throw err;
   }
   const kept = Object.fromEntries(Object.entries(query).filter(([k, v]) => v !== '' && !k.includes('[')));
+  // a copy: the validator coerces and fills in req.query in place
+  readQueries.set(req, { ...kept });
   // express 5's req.query is a getter that parses the URL again: shadow it
   Object.defineProperty(req, 'query', { value: kept, writable: true, configurable: true, enumerable: true });
   next();
@@ -102,7 +128,7 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
     formats: { ip: { type: 'string', validate: isIP } },
     validateFormats: true,
   }) as unknown as RequestHandler[];
-  return [goQuery, ...validator];
+  return [goQuery, ...validator, atoiIntegers];
 }
 
 /** A finding of the validator, as express-openapi-validator throws it. */

@@ -235,6 +235,21 @@ describe('R1 GET /v1/ip', () => {
       code: 400,
       message: 'bad request: query.size: must be integer',
     });
+    // what JavaScript's Number reads but Go's Atoi does not is no integer either
+    for (const [name, value] of [
+      ['size', '0x10'],
+      ['size', '1e2'],
+      ['page', '0b11'],
+      ['size', '%201'],
+      ['page', 'Infinity'],
+    ])
+      expect((await q(`${name}=${value}`)).body).toEqual({
+        code: 400,
+        message: `bad request: query.${name}: must be integer`,
+      });
+    // and what Atoi reads is read: a sign (`+` is a space in a query), leading zeros; a parameter
+    // the operation does not have is ignored, as galaxy ignored it
+    expect((await q('size=%2B07&page=-1&limit=0x10')).body).toMatchObject({ size: 7, number: 0 });
   });
 
   test('R1d status and releasable per IP: running, deleted, finished, parked, reserved', async () => {
