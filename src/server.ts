@@ -3,6 +3,7 @@
 // caches -> the extender listens.
 import { type RequestListener, type Server, createServer } from 'node:http';
 import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { restApp } from './api/index.js';
@@ -501,6 +502,15 @@ function listen(
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = tls ? createHttpsServer(tls, app) : createServer(app);
+    // CONNECT asks for a tunnel, which no port of floatip offers; without this node drops the
+    // connection without a word, where every other method a path does not take gets a 405
+    server.on('connect', (_req, socket: Duplex) => {
+      socket.on('error', () => undefined);
+      socket.end(
+        'HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\n' +
+          'Content-Length: 27\r\nConnection: close\r\n\r\nmethod not allowed: CONNECT',
+      );
+    });
     server.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;
       const why =

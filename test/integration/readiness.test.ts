@@ -1,6 +1,7 @@
 // Readiness is "this replica answers the scheduler": the leader, not shutting down, with a valid
 // configuration in force. Started on an invalid floatingip-config, floatip says why it is not ready
 // (/readyz, the verbs' answer and a Warning Event) until the ConfigMap is fixed.
+import { connect } from 'node:net';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 
@@ -49,4 +50,23 @@ test('13: an invalid configuration at start: not ready, and why; ready once it i
 test('13: a valid configuration at start: ready', async () => {
   world = await World.start({ config: VALID });
   expect(await readyz()).toEqual([200, 'ok']);
+});
+
+test('CONNECT, which no port offers, is a 405 on the extender and REST ports, not a dropped connection', async () => {
+  world = await World.start({ config: VALID });
+  for (const url of [world.floatip.extenderUrl, world.floatip.apiUrl!]) {
+    const { hostname, port } = new URL(url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.write(`CONNECT ${hostname}:1 HTTP/1.1\r\nHost: x\r\n\r\n`),
+      );
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(answer.endsWith('method not allowed: CONNECT')).toBe(true);
+    expect(await readyz()).toEqual([200, 'ok']);
+  }
 });
