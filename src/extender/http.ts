@@ -8,6 +8,7 @@
 // are matched as express matched them, so nothing a caller sees changed: case-insensitively, one
 // trailing slash allowed, the query ignored.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { gunzipSync, inflateSync } from 'node:zlib';
 import { kindOf } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -163,6 +164,26 @@ function readBody(req: IncomingMessage, limit: number, lease?: BufferLease): Pro
       if (!failed) resolve(chunks.length === 1 ? chunks[0]! : joined(chunks, lease?.take));
     });
   });
+}
+
+/**
+ * The body as sent, undone of its Content-Encoding as galaxy's framework undid it (gzip, deflate),
+ * never larger than `limit` once inflated; an encoding it does not know is a 415 (as on the REST
+ * port), rather than its bytes taken for JSON.
+ */
+function decoded(req: IncomingMessage, raw: Buffer, limit: number): Buffer {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity' || encoding === '') return raw;
+  if (encoding !== 'gzip' && encoding !== 'x-gzip' && encoding !== 'deflate')
+    throw new BadRequest(415, `unsupported content encoding ${JSON.stringify(encoding)}`);
+  try {
+    const options = { maxOutputLength: limit };
+    return encoding === 'deflate' ? inflateSync(raw, options) : gunzipSync(raw, options);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new BadRequest(413, `the request body is over ${limit} bytes once inflated`);
+    throw new BadRequest(400, `bad request: ${encoding} body: ${(err as Error).message}`);
+  }
 }
 
 /** The request as read; JSON.parse's words for a body that is not JSON. */
@@ -336,7 +357,7 @@ export function extenderApp(
     verb: { handler: VerbHandler; reader?: FullNodeReader },
     lease: BufferLease | undefined,
   ) => {
-    const raw = await readBody(req, limit, lease);
+    const raw = decoded(req, await readBody(req, limit, lease), limit);
     await verb.handler(req, res, readRequest(raw, verb.reader), raw, lease);
   };
 

@@ -1,6 +1,7 @@
 // The extender's HTTP face on its own: bodies over the limit are refused with 413 whether their size
 // is declared or streamed, and the server keeps answering afterwards; full-Node answers are sent as
 // they were made, however slowly their caller reads them.
+import { deflateSync, gzipSync } from 'node:zlib';
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
@@ -66,6 +67,32 @@ describe('extender HTTP', () => {
     expect([head.status, head.headers.get('allow')]).toEqual([405, 'POST']);
     // and the verbs still answer after them
     expect((await fetch(url, { method: 'POST', body: small })).status).toBe(200);
+  });
+
+  test('a gzip or deflate body is inflated, as galaxy read it; a mislabelled or unknown encoding is refused', async () => {
+    const post = (body: Uint8Array | string, encoding: string) =>
+      fetch(url, { method: 'POST', body, headers: { 'Content-Encoding': encoding } });
+    for (const [encoding, body] of [
+      ['gzip', gzipSync(small)],
+      ['deflate', deflateSync(small)],
+      ['identity', small],
+    ] as const) {
+      const res = await post(body, encoding);
+      expect([res.status, await res.json()]).toEqual([200, expect.objectContaining({ NodeNames: ['a1'] })]);
+    }
+    const plain = await post(small, 'gzip');
+    expect([plain.status, await plain.json()]).toEqual([
+      400,
+      { Error: 'bad request: gzip body: incorrect header check' },
+    ]);
+    const br = await post(small, 'br');
+    expect([br.status, await br.json()]).toEqual([415, { Error: 'unsupported content encoding "br"' }]);
+    // small on the wire, over the limit once inflated
+    const bomb = await post(gzipSync(JSON.stringify({ Pod: {}, pad: ' '.repeat(100_000) })), 'gzip');
+    expect([bomb.status, await bomb.json()]).toEqual([
+      413,
+      { Error: 'the request body is over 1000 bytes once inflated' },
+    ]);
   });
 
   test('a body within the limit is answered', async () => {
