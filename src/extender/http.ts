@@ -99,7 +99,10 @@ export class InFlight {
   }
 }
 
-type Verb = 'filter' | 'prioritize' | 'bind' | 'preempt';
+type VerbName = 'filter' | 'prioritize' | 'bind' | 'preempt';
+
+/** A bind's body (ExtenderBindingArgs: four short strings) is never near this. */
+export const BIND_BODY_LIMIT = 64 * 1024;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -233,6 +236,13 @@ export function healthHandler(notReadyBecause: () => string | undefined): Reques
 export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'preempt'> &
   Pick<Binder, 'bind'>;
 
+/** A verb's path: its handler, the reader of its full Nodes, its own body limit if smaller. */
+interface Verb {
+  readonly handler: VerbHandler;
+  readonly reader?: FullNodeReader;
+  readonly limit?: number;
+}
+
 /**
  * One verb's answer, from the request as read (its parsed body; its full Nodes when known) and its
  * bytes; the verbs that read full Nodes have a lease for their answer's bytes.
@@ -264,7 +274,7 @@ export function extenderApp(
     const value = req.headers[BUDGET_HEADER];
     return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
   };
-  const observe = (verb: Verb, start: bigint, failure: string | undefined) =>
+  const observe = (verb: VerbName, start: bigint, failure: string | undefined) =>
     options.metrics?.observeExtender(
       verb,
       Number(process.hrtime.bigint() - start) / 1e9,
@@ -342,11 +352,12 @@ export function extenderApp(
     };
   // the verbs that carry nodes read full Nodes through the reader, which remembers them by their bytes
   const nodes = new FullNodeReader(decodeRequestNode);
-  const verbs = new Map<string, { handler: VerbHandler; reader?: FullNodeReader }>([
+  const verbs = new Map<string, Verb>([
     ['/v1/filter', { handler: serving(filter), reader: nodes }],
     ['/v1/prioritize', { handler: serving(prioritize), reader: nodes }],
     ['/v1/priority', { handler: serving(prioritize), reader: nodes }],
-    ['/v1/bind', { handler: decided('bind', serving(bind)) }],
+    // a bind names a pod and a node: no reason to read megabytes of anything else before refusing it
+    ['/v1/bind', { handler: decided('bind', serving(bind)), limit: BIND_BODY_LIMIT }],
     ['/v1/preempt', { handler: decided('preempt', serving(preempt)) }],
   ]);
 
@@ -354,10 +365,11 @@ export function extenderApp(
   const answer = async (
     req: IncomingMessage,
     res: ServerResponse,
-    verb: { handler: VerbHandler; reader?: FullNodeReader },
+    verb: Verb,
     lease: BufferLease | undefined,
   ) => {
-    const raw = decoded(req, await readBody(req, limit, lease), limit);
+    const most = Math.min(limit, verb.limit ?? limit);
+    const raw = decoded(req, await readBody(req, most, lease), most);
     await verb.handler(req, res, readRequest(raw, verb.reader), raw, lease);
   };
 

@@ -161,6 +161,16 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
     expect([res.status, res.json]).toEqual([400, { Error: message }]);
   });
 
+  test('a bind body is a few short strings: one over 64 KiB is a 413 before it is parsed', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const pad = 'x'.repeat(70_000);
+    const res = await world.post('bind', { PodName: 'p1', PodNamespace: 'ns1', Node: 'a1', pad });
+    expect([res.status, res.json]).toEqual([413, { Error: 'the request body is over 65536 bytes' }]);
+    // a filter of that size is read, as full Nodes make filters large
+    expect((await world.post('filter', { Pod: pod, NodeNames: ['a1'], pad })).status).toBe(200);
+    expect(await world.bind(pod, 'a1')).toBe('');
+  });
+
   test('a full Node nested 20,000 levels deep in a field floatip does not read is echoed as it came', async () => {
     const pod = await world.pod({ name: 'p1' });
     const a1 = await world.core.readNode({ name: 'a1' });
