@@ -102,7 +102,7 @@ export class InFlight {
 type VerbName = 'filter' | 'prioritize' | 'bind' | 'preempt';
 
 /** A bind's body (ExtenderBindingArgs: four short strings) is never near this. */
-export const BIND_BODY_LIMIT = 64 * 1024;
+const BIND_BODY_LIMIT = 64 * 1024;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
