@@ -22,6 +22,15 @@ type CreateAgent = (cluster: { server?: string; proxyUrl?: string } | null, opti
 
 const SHARED = Symbol('floatip.sharedAgents');
 
+/**
+ * How long a pooled connection may sit idle before floatip closes it: below kube-apiserver's 90 s idle
+ * timeout, so that a call is never sent on a connection the server is closing at that moment (it
+ * fails with ECONNRESET, "socket hang up"). A server that announces a shorter keep-alive
+ * (`Keep-Alive: timeout=5`, as node's servers do) is honoured a second early: node's agent applies
+ * that hint only when it is below the agent's own timeout, which without one is never.
+ */
+export const IDLE_CONNECTION_MS = 60_000;
+
 /** Longer than any single call takes on a loaded API server (a 5,000-object page included). */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -129,11 +138,11 @@ export function shareConnections(
       if (server.startsWith('http:')) {
         // client-node's own checks (skipTLSVerify required for plain HTTP) stay in force
         original(cluster, options);
-        agent = new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
+        agent = new HttpAgent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_MS });
       } else {
-        // timeout is per request (the fetch signal), not per pooled socket
+        // a call's time is bounded by its fetch signal; the agent's timeout is the idle one above
         const { timeout: _timeout, ...tls } = options;
-        agent = new HttpsAgent({ ...tls, keepAlive: true, scheduling: 'lifo' });
+        agent = new HttpsAgent({ ...tls, keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_MS });
       }
       agents.push({ server, settings, agent });
     }

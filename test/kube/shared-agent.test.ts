@@ -62,6 +62,23 @@ describe('shareConnections', () => {
     expect(sharedAgents(kc)).toHaveLength(1);
   });
 
+  test('an idle connection is closed by floatip a second before the server announced it would', async () => {
+    // node's server announces `Keep-Alive: timeout=3` and closes an idle connection after 3 s; a
+    // call sent on it as it closes fails with "socket hang up"
+    fixture.server.keepAliveTimeout = 3000;
+    const closed: number[] = [];
+    fixture.server.on('connection', (socket) => socket.on('close', () => closed.push(Date.now())));
+    const kc = shareConnections(config(fixture.url, { skipTLSVerify: true }));
+    await readPods(kc, 1);
+    const answered = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 2600));
+    expect(closed).toHaveLength(1);
+    expect(closed[0]! - answered).toBeLessThan(2500);
+    // and the next call opens a new connection rather than failing
+    await readPods(kc, 1);
+    expect(fixture.connections()).toBe(2);
+  });
+
   test('is idempotent, and keeps client-node’s refusal of plain HTTP without skipTLSVerify', async () => {
     const kc = shareConnections(shareConnections(config(fixture.url, { skipTLSVerify: true })));
     await readPods(kc, 2);
