@@ -3,6 +3,7 @@
 // found (check) or an address left (release), 2 a usage or connection error.
 import { Command, Option } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { isPathSegment } from '../kube/path-segment.js';
 import { check, formatCheck, problems } from './check.js';
 import {
   type ServiceRef,
@@ -44,19 +45,30 @@ interface Globals {
   resourceName: string;
 }
 
+/**
+ * A namespace or object name the user gave, as it may go into an API path: never `.`, `..` or one
+ * with `/` or `%`, which would name another object there (kubectl refuses them too).
+ */
+function objectName(flag: string, value: string): string {
+  if (!isPathSegment(value)) throw new Error(`${flag} ${JSON.stringify(value)}: not a Kubernetes name`);
+  return value;
+}
+
 class Session {
   readonly kc: KubeConfig;
   readonly namespace: string;
   readonly service: ServiceRef;
   constructor(readonly g: Globals) {
     this.kc = loadKubeConfig({ kubeconfig: g.kubeconfig, context: g.context });
-    this.namespace = g.namespace || contextNamespace(this.kc);
+    this.namespace = objectName('-n', g.namespace || contextNamespace(this.kc));
+    objectName('--pool-namespace', g.poolNamespace);
     this.service = parseServiceRef(g.service);
   }
 
   async snapshot(): Promise<Snapshot> {
-    const [namespace, name] = this.g.configMap.split('/') as [string, string];
-    if (!namespace || !name)
+    const parts = this.g.configMap.split('/');
+    const [namespace, name] = parts as [string, string];
+    if (parts.length !== 2 || !isPathSegment(namespace) || !isPathSegment(name))
       throw new Error(`--config-map ${JSON.stringify(this.g.configMap)}: expected <namespace>/<name>`);
     return buildSnapshot(
       await readCluster(this.kc, {
@@ -240,7 +252,10 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
         cmd: Command,
       ) => {
         const format = parseFormat(o.output, ['table', 'json', 'yaml']);
-        if (ips.length === 0 && !o.pod && !o.app) throw new Error('name addresses, --pod or --app');
+        const selectors = [ips.length > 0, o.pod !== undefined, o.app !== undefined].filter(Boolean).length;
+        if (selectors !== 1) throw new Error('name addresses, --pod or --app: one of them');
+        if (o.pod !== undefined) objectName('--pod', o.pod);
+        if (o.app !== undefined) objectName('--app', o.app);
         const s = session(cmd);
         const snap = await s.snapshot();
         const sent = targets(snap, { ips, namespace: s.namespace, ...o });

@@ -62,12 +62,13 @@ export function holderFields(snapshot: Snapshot, h: Holder, releaseNow: string):
         ? `names ${a.ip}`
         : `does not name ${a.ip} (names ${pod.addresses.join(', ') || 'nothing'})`
     : '-';
+  // one sentence after "When its pod goes": what floatip does then
   const fate =
-    h.state === 'parked' || h.state === 'reserved'
-      ? h.state === 'reserved'
-        ? 'nothing: floatip never releases a reserved address'
-        : 'it waits for the next pod of its app or pool (or the parked-address TTL, when one is set)'
-      : describeAction(whenPodGoes(snapshot, a));
+    h.state === 'reserved'
+      ? 'nothing happens: floatip never releases a reserved address'
+      : h.state === 'parked'
+        ? 'it has none: parked, it waits for the next pod of its app or pool (or the parked-address TTL, when one is set)'
+        : `floatip will ${describeAction(whenPodGoes(snapshot, a))}`;
   return [
     ['IP', a.ip],
     ['State', `${h.state} (${h.why})`],
@@ -89,7 +90,7 @@ export function holderFields(snapshot: Snapshot, h: Holder, releaseNow: string):
         ? `${formatCidr(entry.subnet)} (entry ${net.entry}, gateway ${net.gateway}, vlan ${net.vlan}, node subnets ${entry.nodeSubnets.join(', ')})`
         : 'outside every configured range',
     ],
-    ['When its pod goes', `floatip will ${fate}`],
+    ['When its pod goes', fate],
     ['Release now', releaseNow],
   ];
 }

@@ -1,5 +1,6 @@
 // Who holds an address: the states of kubectl fip ls, its filters, usage's counts and rate.
 import { filterHolders, holders } from '../../../src/fip/holders.js';
+import { holderFields } from '../../../src/fip/show.js';
 import { usage } from '../../../src/fip/usage.js';
 import { NOW, fipObject, pod, snapshot } from './world.js';
 
@@ -73,4 +74,17 @@ test('usage per subnet and pool, and the time to exhaustion from the objects cre
     exhaustedInMs: undefined,
   });
   expect(NOW).toBeGreaterThan(0);
+});
+
+test("show's fate of each state reads as one sentence", () => {
+  const snap = world();
+  const fate = (ip: string) => {
+    const h = holders(snap).find((x) => x.allocation.ip === ip)!;
+    return holderFields(snap, h, '-').find(([field]) => field === 'When its pod goes')![1];
+  };
+  expect(fate('10.2.0.13')).toBe('nothing happens: floatip never releases a reserved address');
+  expect(fate('10.2.0.11')).toBe(
+    'it has none: parked, it waits for the next pod of its app or pool (or the parked-address TTL, when one is set)',
+  );
+  expect(fate('10.2.0.10')).toMatch(/^floatip will (release|park|keep) it/);
 });
