@@ -23,6 +23,13 @@ import {
 import { type AttachmentState, listStates, readState, removeState, writeState } from './state.js';
 
 export async function add(network: NetworkConfig, env: Environment): Promise<Result> {
+  // the runtime DELs before it ADDs the same attachment again; a second ADD must not touch the first
+  if (await readState(network.stateDir, network.name, env.containerId, env.ifname)) {
+    throw new CniError(
+      Code.invalidEnvironment,
+      `container ${env.containerId} interface ${env.ifname} is already added on network ${network.name}; DEL it first`,
+    );
+  }
   const { args, pod } = await podAddresses(network, env);
   const planned = planInterfaces(network, env.ifname, groupIPInfos(args.ipinfos, args.groups.length > 0));
   const state: AttachmentState = {
@@ -37,7 +44,9 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
   try {
     for (const one of planned) results.push((await runDelegate('ADD', one, env))!);
   } catch (err) {
-    await undo(network, env, planned);
+    // only what this ADD brought up: the failed delegate cleans up after itself (the reference
+    // plugins do), and an interface of that name that was there before is not ours to delete
+    await undo(network, env, planned.slice(0, results.length));
     throw err;
   }
   const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));
@@ -45,7 +54,7 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
   return resultIn(network.cniVersion, mergeResults(results));
 }
 
-/** A failed ADD's cleanup: every planned interface deleted (a delegate that failed may have left one). */
+/** A failed ADD's cleanup: the interfaces it added deleted, newest first, and its state gone. */
 async function undo(
   network: NetworkConfig,
   env: Environment,

@@ -24,14 +24,23 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
   if (raw === undefined) return undefined;
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
   const { parseCniArgs, CniArgsError } = await codec();
+  let args: CniArgs;
   try {
-    return parseCniArgs(`{"common":{"ipinfos":${text}}}`);
+    args = parseCniArgs(`{"common":{"ipinfos":${text}}}`);
   } catch (err) {
     if (err instanceof CniArgsError)
       throw new CniError(Code.badAnnotation, `ipinfos argument: ${err.message}`, text);
     throw err;
   }
+  // an ADD that puts nothing on the pod has not succeeded, whichever way the ipinfos came
+  if (args.ipinfos.length === 0)
+    throw new CniError(Code.noAnnotation, 'the ipinfos argument has no ipinfos', text);
+  return args;
 }
+
+// A name that cannot be an object's and that names another path in a URL (`pods/..` is the
+// namespace, `namespaces/../pods/x` all pods' x), as client-go refuses it
+const isPathSegment = (name: string) => name !== '.' && name !== '..' && !/[/%]/.test(name);
 
 interface PodObject {
   metadata?: { uid?: string; annotations?: Record<string, string> };
@@ -46,6 +55,12 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
     throw new CniError(
       Code.invalidEnvironment,
       'CNI_ARGS names no pod (K8S_POD_NAMESPACE, K8S_POD_NAME) and hands over no ipinfos',
+    );
+  }
+  if (!isPathSegment(namespace) || !isPathSegment(name)) {
+    throw new CniError(
+      Code.invalidEnvironment,
+      `CNI_ARGS names no pod a Kubernetes name can name: ${JSON.stringify(`${namespace}/${name}`)}`,
     );
   }
   if (network.kubeconfig === undefined) {

@@ -217,7 +217,10 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
     throw new CniError(Code.invalidConfig, 'stateDir must be an absolute path');
   }
   const valid = raw['cni.dev/valid-attachments'] ?? raw['cni.dev/attachments'];
-  if (command === 'GC' && valid !== undefined && !Array.isArray(valid)) {
+  // GC deletes every attachment the list does not name: a list it cannot read whole is refused
+  const attachment = (a: unknown) =>
+    isObject(a) && typeof a.containerID === 'string' && typeof a.ifname === 'string';
+  if (command === 'GC' && valid !== undefined && !(Array.isArray(valid) && valid.every(attachment))) {
     throw new CniError(
       Code.invalidConfig,
       'cni.dev/valid-attachments must be a list of {containerID, ifname}',

@@ -195,6 +195,70 @@ test('a delegate failure passes its message on, and the failed ADD undoes what i
   expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
 });
 
+test('a failed ADD deletes only what it added: an eth0 that was there survives, and a second ADD leaves the first alone', async () => {
+  const node = lab.ns('node');
+  const pod = await lab.addNamespace('foreign');
+  const handed = (n: number) => ({ ipinfos: JSON.stringify([ipinfo(n)]) });
+  // an interface named eth0 that is not floatip-cni's: the delegate refuses, and it stays
+  await ip('link', 'add', `${lab.prefix}f`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod);
+  await ip('-n', pod, 'addr', 'add', '10.9.9.9/24', 'dev', 'eth0');
+  const taken = refusal('eth0 taken', await runPlugin(cniEnv('ADD', 'f1', pod, handed(70)), config(), node));
+  expect(taken).toMatchObject({ code: 105, msg: expect.stringMatching(/^delegate macvlan ADD eth0: /) });
+  expect(await ip('-n', pod, '-o', 'addr', 'show', 'dev', 'eth0')).toContain('10.9.9.9/24');
+  // the same attachment added twice: refused, and the first keeps its interface and its state
+  const mine = await lab.addNamespace('twice');
+  expect((await runPlugin(cniEnv('ADD', 't1', mine, handed(71)), config(), node)).code).toBe(0);
+  expect(
+    refusal('ADD twice', await runPlugin(cniEnv('ADD', 't1', mine, handed(72)), config(), node)),
+  ).toEqual({
+    cniVersion: '1.0.0',
+    code: 4,
+    msg: 'container t1 interface eth0 is already added on network underlay; DEL it first',
+  });
+  expect(await ip('-n', mine, '-o', 'addr', 'show', 'dev', 'eth0')).toContain('198.51.100.71/24');
+  expect((await runPlugin(cniEnv('DEL', 't1', mine), config(), node)).code).toBe(0);
+  expect(await ip('-n', mine, '-o', 'link')).not.toMatch(/eth0/);
+});
+
+test('what names no pod or puts nothing on it is refused: `..` as a pod name, no ipinfos, a GC list it cannot read', async () => {
+  for (const [namespace, name] of [
+    ['ns1', '..'],
+    ['..', 'x'],
+    ['ns1', 'a/b'],
+  ]) {
+    expect(
+      refusal(
+        `pod ${namespace}/${name}`,
+        await runPlugin(
+          cniEnv('ADD', 'p1', 'x', { K8S_POD_NAMESPACE: namespace, K8S_POD_NAME: name }),
+          config(),
+        ),
+      ),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 4,
+      msg: `CNI_ARGS names no pod a Kubernetes name can name: ${JSON.stringify(`${namespace}/${name}`)}`,
+    });
+  }
+  for (const ipinfos of ['[]', 'null'])
+    expect(
+      refusal(`ipinfos=${ipinfos}`, await runPlugin(cniEnv('ADD', 'e1', 'x', { ipinfos }), config())),
+    ).toMatchObject({ code: 101, msg: 'the ipinfos argument has no ipinfos' });
+  expect(
+    refusal(
+      'GC list with bad entries',
+      await runPlugin(
+        cniEnv('GC', '', ''),
+        config({ cniVersion: '1.1.0', 'cni.dev/valid-attachments': [null, 1] }),
+      ),
+    ),
+  ).toEqual({
+    cniVersion: '1.1.0',
+    code: 7,
+    msg: 'cni.dev/valid-attachments must be a list of {containerID, ifname}',
+  });
+});
+
 test('the vlan delegate: a VLAN of the master per pod where the kernel has 802.1Q, its own error and nothing left where not', async () => {
   const node = lab.ns('node');
   const pod = await lab.addNamespace('vlanpod');
