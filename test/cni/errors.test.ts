@@ -225,7 +225,7 @@ test('what names no pod or puts nothing on it is refused: `..` as a pod name, no
     ['ns1', '..'],
     ['..', 'x'],
     ['ns1', 'a/b'],
-  ]) {
+  ] as const) {
     expect(
       refusal(
         `pod ${namespace}/${name}`,
