@@ -10,6 +10,7 @@ import {
   AllocationKey,
   type Allocator,
   ReleasePolicy,
+  ofMainFamily,
   releasePolicyName,
 } from '../ipam/index.js';
 import { isFinished } from '../pods/pod-facts.js';
@@ -84,10 +85,10 @@ function freeCounts(
 
 /** A pool's holdings in pods' worth: of the address family it holds most of (pool-preallocation.ts's count). */
 function poolCounts(allocator: Allocator, pool: string): Counts {
-  const byFamily = { 4: zero(), 6: zero() };
-  for (const a of allocator.byPrefix(`pool__${pool}_`))
-    byFamily[a.family][stateOf(a, AllocationKey.parse(a.key))]++;
-  return total(byFamily[6]) > total(byFamily[4]) ? byFamily[6] : byFamily[4];
+  const counts = zero();
+  for (const a of ofMainFamily(allocator.byPrefix(`pool__${pool}_`), (x) => x.family))
+    counts[stateOf(a, AllocationKey.parse(a.key))]++;
+  return counts;
 }
 
 const zero = (): Counts => ({ used: 0, parked: 0, reserved: 0 });

@@ -3,7 +3,13 @@
 // lock (the one bind takes to hand parked pool addresses out), so the count it decides on holds.
 // galaxy starts in a random node subnet; floatip goes through them in name order, each until it
 // runs dry. One pod's worth is one address per family the node subnet serves (dual stack: two).
-import { type Allocator, NoFreeIPError, POOL_KEY_PREFIX, ReleasePolicy } from '../ipam/index.js';
+import {
+  type Allocator,
+  NoFreeIPError,
+  POOL_KEY_PREFIX,
+  ReleasePolicy,
+  ofMainFamily,
+} from '../ipam/index.js';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
@@ -33,13 +39,7 @@ export const PREALLOCATION_LIMIT = 10_000;
 
 /** Pods' worth of addresses a pool holds, parked or in use: its count in the family it has most of. */
 export function poolHoldings(allocator: Allocator, name: string): number {
-  let v4 = 0;
-  let v6 = 0;
-  for (const a of allocator.byPrefix(poolKey(name))) {
-    if (a.family === 6) v6++;
-    else v4++;
-  }
-  return Math.max(v4, v6);
+  return ofMainFamily(allocator.byPrefix(poolKey(name)), (a) => a.family).length;
 }
 
 export function preallocatePool(

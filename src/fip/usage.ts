@@ -4,7 +4,7 @@
 // within the window and is still there. A released address's object is gone, so the rate counts
 // allocations still held, not releases; an address re-keyed (unparked) keeps its old object and
 // does not count again. The time to exhaustion is free / rate.
-import { POOL_KEY_PREFIX } from '../ipam/index.js';
+import { POOL_KEY_PREFIX, ofMainFamily } from '../ipam/index.js';
 import { type Holder, holders } from './holders.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -62,7 +62,13 @@ export function usage(snapshot: Snapshot, windowMs: number): UsageRow[] {
     });
   }
   for (const pool of [...snapshot.pools].sort((a, b) => a.name.localeCompare(b.name))) {
-    const c = count(list.filter((h) => h.allocation.key.startsWith(`${POOL_KEY_PREFIX}${pool.name}_`)));
+    // in pods' worth, as the size counts (a dual-stack pod holds two addresses)
+    const c = count(
+      ofMainFamily(
+        list.filter((h) => h.allocation.key.startsWith(`${POOL_KEY_PREFIX}${pool.name}_`)),
+        (h) => h.allocation.family,
+      ),
+    );
     const held = c.used + c.parked + c.reserved;
     const free = BigInt(Math.max(0, pool.size - held));
     rows.push({

@@ -50,6 +50,7 @@ export {
   typePrefixOfAppType,
 } from './keys.js';
 export { NodeSubnetIndex } from './node-subnet.js';
+export { ofMainFamily } from './pool-holdings.js';
 export { ReleasePolicy, isReleasePolicy, releasePolicyName, releasePolicyOf } from './policy.js';
 export { type IPRange, type RangeGroup, formatRange, parseRange, rangeSize } from './range.js';
 export {

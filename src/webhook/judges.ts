@@ -3,7 +3,14 @@
 // watcher or the store would have refused (or ignored) later, in the same words.
 import type { GalaxyConfig } from '../config/galaxy-config.js';
 import { judgeConfigMap } from '../controller/pool-config.js';
-import { type Allocation, AllocationKey, Allocator, POOL_KEY_PREFIX, parseAddress } from '../ipam/index.js';
+import {
+  type Allocation,
+  AllocationKey,
+  Allocator,
+  POOL_KEY_PREFIX,
+  ofMainFamily,
+  parseAddress,
+} from '../ipam/index.js';
 import { GROUP, fromFloatingIPObject, objectNameOf } from '../store/floating-ip-object.js';
 import { decodePool } from '../store/pool-store.js';
 import {
@@ -128,12 +135,13 @@ function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   // the Pool store's own words for an object it would ignore
   if (!decoded) return refuse(`Pool ${req.namespace}/${name}: size must be a whole number >= 0`);
   if (req.namespace !== deps.poolNamespace) return ALLOW;
-  const held = deps.allocator.countByPrefix(`${POOL_KEY_PREFIX}${name}_`);
+  // in pods' worth, as the size counts: a dual-stack pod holds two addresses
+  const held = ofMainFamily(deps.allocator.byPrefix(`${POOL_KEY_PREFIX}${name}_`), (a) => a.family).length;
   if (decoded.size >= held) return ALLOW;
   return {
     allowed: true,
     warnings: [
-      `Pool ${req.namespace}/${name}: size ${decoded.size} is below the ${held} addresses the pool holds; none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${name} size limit of ${decoded.size})`,
+      `Pool ${req.namespace}/${name}: size ${decoded.size} is below what the pool holds (addresses for ${held} ${held === 1 ? 'pod' : 'pods'}); none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${name} size limit of ${decoded.size})`,
     ],
   };
 }

@@ -207,7 +207,7 @@ scenario(
     const small = await apply(pool(0));
     expect(small.code).toBe(0);
     expect(small.out).toContain(
-      `Warning: Pool kube-system/${POOL}: size 0 is below the 1 addresses the pool holds; none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${POOL} size limit of 0)`,
+      `Warning: Pool kube-system/${POOL}: size 0 is below what the pool holds (addresses for 1 pod); none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${POOL} size limit of 0)`,
     );
     const enough = await apply(pool(2));
     expect(enough).toMatchObject({ code: 0, out: `pool.galaxy.k8s.io/${POOL} configured` });

@@ -283,7 +283,7 @@ describe('Pool objects', () => {
       uid: expect.any(String),
       allowed: true,
       warnings: [
-        'Pool kube-system/p1: size 1 is below the 2 addresses the pool holds; none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool p1 size limit of 1)',
+        'Pool kube-system/p1: size 1 is below what the pool holds (addresses for 2 pods); none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool p1 size limit of 1)',
       ],
     });
     expect(await review(POOL, pool('p1', 2))).toEqual({ uid: expect.any(String), allowed: true });

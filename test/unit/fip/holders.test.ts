@@ -88,3 +88,24 @@ test("show's fate of each state reads as one sentence", () => {
   );
   expect(fate('10.2.0.10')).toMatch(/^floatip will (release|park|keep) it/);
 });
+
+test("a dual-stack pool's usage counts pods' worth, as its size does: one address of each family is one", () => {
+  const dual = snapshot({
+    configText: JSON.stringify([
+      {
+        nodeSubnets: ['10.1.0.0/24'],
+        ips: ['10.2.0.10~10.2.0.19'],
+        subnet: '10.2.0.0/24',
+        gateway: '10.2.0.1',
+      },
+      { nodeSubnets: ['10.1.0.0/24'], ips: ['fd00::10~fd00::19'], subnet: 'fd00::/64', gateway: 'fd00::1' },
+    ]),
+    floatingIPs: [10, 11, 12].flatMap((n) => [
+      fipObject(`10.2.0.${n}`, 'pool__p_', { policy: 2 }),
+      fipObject(`fd00--${n}`, 'pool__p_', { policy: 2 }),
+    ]),
+    pools: [{ metadata: { name: 'p' }, size: 3 }],
+  });
+  const pool = usage(dual, 3_600_000).find((r) => r.kind === 'pool');
+  expect(pool).toMatchObject({ name: 'p', total: 3n, used: 0, parked: 3, reserved: 0, free: 0n });
+});
