@@ -124,7 +124,7 @@ function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): Poo
     }
   }
 
-  const ranges = subnet ? parseRanges(fields.ips, subnet, problem) : [];
+  const ranges = parseRanges(fields.ips, subnet, problem);
 
   let vlan = 0;
   if (fields.vlan !== undefined && fields.vlan !== null) {
@@ -210,13 +210,28 @@ function parseNodeSubnets(fields: Record<string, unknown>, problem: Problem): Ci
   return cidrs;
 }
 
-function parseRanges(ips: unknown, subnet: Cidr, problem: Problem): IPRange[] {
+/**
+ * The entry's ranges, in its subnet. Without a subnet (its gateway or subnet is wrong) each range
+ * is still read, so that its own mistakes are reported with the others, and none is kept.
+ */
+function parseRanges(ips: unknown, subnet: Cidr | undefined, problem: Problem): IPRange[] {
   if (ips === undefined || ips === null) return [];
   if (!Array.isArray(ips)) {
     problem('ips', ips, 'ips must be a list of ranges ("a" or "a~b")');
     return [];
   }
   const ranges: IPRange[] = [];
+  if (!subnet) {
+    ips.forEach((text: unknown, i) => {
+      if (typeof text !== 'string') problem(`ips[${i}]`, text, 'a range must be a string ("a" or "a~b")');
+      else
+        tryParse(
+          () => parseRange(text),
+          (m) => problem(`ips[${i}]`, text, m),
+        );
+    });
+    return ranges;
+  }
   const subnetText = formatCidr(subnet);
   ips.forEach((text: unknown, i) => {
     const field = `ips[${i}]`;

@@ -66,8 +66,11 @@ export interface ConfigProblem {
   readonly message: string;
 }
 
-export const formatConfigProblem = (p: ConfigProblem): string =>
-  `floatingips[${p.entry}].${p.field}${p.value === '' ? '' : ` ${p.value}`}: ${p.message}`;
+/** `floatingips[<entry>].<field> <value>: <message>`; `floatingips: ...` for the whole text. */
+export function formatConfigProblem(p: ConfigProblem): string {
+  const where = p.entry < 0 ? 'floatingips' : `floatingips[${p.entry}]${p.field === '' ? '' : `.${p.field}`}`;
+  return `${where}${p.value === '' ? '' : ` ${p.value}`}: ${p.message}`;
+}
 
 export class InvalidConfigError extends IpamError {
   readonly kind = 'validation';

@@ -232,3 +232,32 @@ test('gateway order decides precedence, IPv4 first, ties by position', () => {
   ]);
   expect(entriesInGatewayOrder(config).map((e) => e.index)).toEqual([2, 3, 0, 1]);
 });
+
+describe('the text of a configuration problem', () => {
+  const message = (config: unknown): string => {
+    try {
+      parsePoolConfig(config);
+    } catch (err) {
+      if (err instanceof InvalidConfigError) return err.message;
+      throw err;
+    }
+    return '';
+  };
+
+  test('a problem of the whole text names no entry; one of a whole entry no field', () => {
+    expect(message('[{')).toMatch(/^invalid floating IP configuration: floatingips: not JSON: /);
+    expect(message('{}')).toBe(
+      'invalid floating IP configuration: floatingips: the configuration must be a JSON array of entries',
+    );
+    expect(message('[null]')).toBe(
+      'invalid floating IP configuration: floatingips[0] null: an entry must be a JSON object',
+    );
+  });
+
+  test('every problem at once: a bad range is reported beside the gateway that keeps it from being placed', () => {
+    expect(problems([entry({ gateway: '', ips: ['y', '10.0.80.9'] })])).toEqual([
+      '0 gateway: gateway is empty',
+      expect.stringMatching(/^0 ips\[0\]: /),
+    ]);
+  });
+});
