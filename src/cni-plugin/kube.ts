@@ -106,7 +106,13 @@ export interface ApiResponse {
   readonly body: string;
 }
 
-/** One GET; a connection failure or timeout is the API server being unreachable (code 104). */
+/** More than any Pod object or Status is; an answer this large is not one. */
+const ANSWER_LIMIT = 16 * 2 ** 20;
+
+/**
+ * One GET, whole within `timeoutMs` (an answer trickled byte by byte counts too); a connection
+ * failure, timeout or an answer over ANSWER_LIMIT is the API server being unreachable (code 104).
+ */
 export async function get(target: ApiTarget, path: string, timeoutMs: number): Promise<ApiResponse> {
   const url = new URL(path, target.server);
   const https = url.protocol === 'https:';
@@ -114,18 +120,30 @@ export async function get(target: ApiTarget, path: string, timeoutMs: number): P
   return new Promise((done, fail) => {
     const req = request(
       url,
-      { method: 'GET', headers: target.headers, timeout: timeoutMs, ...(https ? target.tls : {}) },
+      { method: 'GET', headers: target.headers, ...(https ? target.tls : {}) },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-        );
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > ANSWER_LIMIT) req.destroy(new Error(`an answer over ${ANSWER_LIMIT} bytes`));
+          else chunks.push(chunk);
+        });
+        res.on('end', () => {
+          clearTimeout(timer);
+          done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+        });
         res.on('error', (err) => fail(unreachable(target, err)));
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (err) => fail(unreachable(target, err)));
+    const timer = setTimeout(
+      () => req.destroy(new Error(`no whole answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      fail(unreachable(target, err));
+    });
     req.end();
   });
 }

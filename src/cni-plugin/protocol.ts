@@ -139,12 +139,12 @@ export const DEFAULT_STATE_DIR = '/var/lib/cni/floatip';
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const seconds = (raw: unknown, field: string, fallback: number): number => {
+const seconds = (raw: unknown, field: string, fallback: number, positive = false): number => {
   if (raw === undefined) return fallback * 1000;
-  if (typeof raw !== 'number' || !(raw >= 0) || raw > 3600) {
+  if (typeof raw !== 'number' || !(raw >= 0) || (positive && raw === 0) || raw > 3600) {
     throw new CniError(
       Code.invalidConfig,
-      `${field} must be a number of seconds from 0 to 3600, not ${JSON.stringify(raw)}`,
+      `${field} must be a number of seconds from ${positive ? 'above 0' : '0'} to 3600, not ${JSON.stringify(raw)}`,
     );
   }
   return raw * 1000;
@@ -232,7 +232,8 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
     kubeconfig: raw.kubeconfig as string | undefined,
     delegate: delegate as DelegateConfig,
     annotationTimeoutMs: seconds(raw.annotationTimeoutSeconds, 'annotationTimeoutSeconds', 10),
-    requestTimeoutMs: seconds(raw.requestTimeoutSeconds, 'requestTimeoutSeconds', 5),
+    // a GET without a limit could hold the runtime's ADD for ever
+    requestTimeoutMs: seconds(raw.requestTimeoutSeconds, 'requestTimeoutSeconds', 5, true),
     stateDir: (raw.stateDir as string | undefined) ?? DEFAULT_STATE_DIR,
     args: isObject(raw.args) ? raw.args : undefined,
     prevResult: isObject(raw.prevResult) ? (raw.prevResult as unknown as Result) : undefined,

@@ -163,6 +163,65 @@ test('the API server unreachable: ADD fails, and STATUS says the plugin is not a
   expect({ code: up.code, stdout: up.stdout }).toEqual({ code: 0, stdout: '' });
 });
 
+test('an API server that trickles its answer, or sends more than any pod, fails ADD within the limit (104)', async () => {
+  const { createServer: createHttpServer } = await import('node:http');
+  const slow = createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{');
+    // a byte a quarter second: never idle, never done
+    const drip = setInterval(() => res.write(' '), 250);
+    res.on('close', () => clearInterval(drip));
+  });
+  const huge = createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const mib = Buffer.alloc(2 ** 20, ' ');
+    for (let i = 0; i < 20; i++) res.write(mib);
+    res.end('{}');
+  });
+  const url = async (server: typeof slow) => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  };
+  try {
+    const started = Date.now();
+    const trickled = refusal(
+      'answer trickled',
+      await runPlugin(
+        cniEnv('ADD', 'c1', 'x', podArgs('web', 'u')),
+        config({ kubeconfig: kubeconfigFor(await url(slow)), requestTimeoutSeconds: 1 }),
+      ),
+    );
+    expect(trickled).toMatchObject({
+      code: 104,
+      msg: expect.stringMatching(/no whole answer within 1000 ms$/),
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    const big = refusal(
+      'answer too large',
+      await runPlugin(
+        cniEnv('ADD', 'c1', 'x', podArgs('web', 'u')),
+        config({ kubeconfig: kubeconfigFor(await url(huge)) }),
+      ),
+    );
+    expect(big).toMatchObject({ code: 104, msg: expect.stringMatching(/an answer over 16777216 bytes$/) });
+  } finally {
+    slow.closeAllConnections();
+    huge.closeAllConnections();
+    slow.close();
+    huge.close();
+  }
+  expect(
+    refusal(
+      'no request limit',
+      await runPlugin(cniEnv('ADD', 'c1', 'x'), config({ requestTimeoutSeconds: 0 })),
+    ),
+  ).toEqual({
+    cniVersion: '1.0.0',
+    code: 7,
+    msg: 'requestTimeoutSeconds must be a number of seconds from above 0 to 3600, not 0',
+  });
+});
+
 test('a delegate failure passes its message on, and the failed ADD undoes what it did', async () => {
   const node = lab.ns('node');
   const pod = await lab.addNamespace('pod');
