@@ -11,6 +11,7 @@ import {
   parseNetworkConfig,
   readCommand,
   readEnvironment,
+  SUPPORTED_VERSIONS,
 } from './protocol.js';
 
 async function readStdin(): Promise<string> {
@@ -19,12 +20,27 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The cniVersion stdin asks for, if it is JSON naming one. */
+function askedVersion(stdin: string): string | undefined {
+  try {
+    const asked = (JSON.parse(stdin) as { cniVersion?: unknown } | null)?.cniVersion;
+    return typeof asked === 'string' && asked !== '' ? asked : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function run(command: Command, stdin: string): Promise<unknown> {
+  // a runtime asks with its own version, perhaps newer than any here, or with nothing, to learn
+  // which this plugin speaks: VERSION always answers that (as the reference plugins do)
+  if (command === 'VERSION') {
+    const asked = askedVersion(stdin);
+    const known = SUPPORTED_VERSIONS as readonly string[];
+    return version(asked !== undefined && known.includes(asked) ? asked : known[known.length - 1]!);
+  }
   const network = parseNetworkConfig(stdin, command);
   const env = readEnvironment(process.env);
   switch (command) {
-    case 'VERSION':
-      return version(network.cniVersion);
     case 'ADD':
       return add(network, env);
     case 'DEL':
@@ -42,12 +58,8 @@ async function main(): Promise<number> {
   let cniVersion = '1.1.0';
   try {
     const stdin = await readStdin();
-    try {
-      const asked = (JSON.parse(stdin) as { cniVersion?: unknown }).cniVersion;
-      if (typeof asked === 'string' && asked !== '') cniVersion = asked;
-    } catch {
-      // parseNetworkConfig says what is wrong with it
-    }
+    // parseNetworkConfig says what is wrong with stdin; the error answers in the version asked
+    cniVersion = askedVersion(stdin) ?? cniVersion;
     const answer = await run(readCommand(process.env), stdin);
     if (answer !== undefined) process.stdout.write(`${JSON.stringify(answer)}\n`);
     return 0;

@@ -400,4 +400,10 @@ test('what the runtime got wrong: version, environment, configuration', async ()
     code: 0,
     out: { cniVersion: '1.1.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] },
   });
+  // a newer runtime asks in its own version, or with nothing: it learns what this plugin speaks
+  for (const asked of [{ cniVersion: '1.2.0' }, ''])
+    expect(await runPlugin({ CNI_COMMAND: 'VERSION' }, asked)).toMatchObject({
+      code: 0,
+      out: { cniVersion: '1.1.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] },
+    });
 });
