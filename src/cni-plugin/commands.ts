@@ -51,7 +51,9 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
   }
   const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));
   await writeState(network.stateDir, network.name, { ...state, interfaces });
-  return resultIn(network.cniVersion, mergeResults(results));
+  // a plugin before this one in a chain: its result is passed on, ours after it (the spec's MUST)
+  const chained = network.prevResult ? [network.prevResult, ...results] : results;
+  return resultIn(network.cniVersion, mergeResults(chained));
 }
 
 /** A failed ADD's cleanup: the interfaces it added deleted, newest first, and its state gone. */

@@ -46,6 +46,18 @@ interface PodObject {
   metadata?: { uid?: string; annotations?: Record<string, string> };
 }
 
+/** The answer as a pod object, or undefined when it is not a JSON object (a proxy's page, `null`). */
+function podObject(body: string): PodObject | undefined {
+  try {
+    const value = JSON.parse(body) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as PodObject)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function podAddresses(network: NetworkConfig, env: Environment): Promise<PodAddresses> {
   const handed = await fromGalaxyDaemon(network, env);
   if (handed) return { args: handed };
@@ -83,7 +95,14 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
     if (res.status !== 200) {
       throw new CniError(Code.apiServer, `getting pod ${pod}: HTTP ${res.status}: ${statusMessage(res)}`);
     }
-    const object = JSON.parse(res.body) as PodObject;
+    const object = podObject(res.body);
+    if (!object) {
+      throw new CniError(
+        Code.apiServer,
+        `getting pod ${pod}: the answer is not a pod object`,
+        res.body.slice(0, 200),
+      );
+    }
     if (uid !== '' && object.metadata?.uid !== uid) {
       throw new CniError(
         Code.uidMismatch,

@@ -216,6 +216,13 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
   if (raw.stateDir !== undefined && (typeof raw.stateDir !== 'string' || !raw.stateDir.startsWith('/'))) {
     throw new CniError(Code.invalidConfig, 'stateDir must be an absolute path');
   }
+  // a prevResult is read where DEL, CHECK and ADD use it: its interfaces must be interfaces
+  if (raw.prevResult !== undefined && !validPrevResult(raw.prevResult)) {
+    throw new CniError(
+      Code.invalidConfig,
+      'prevResult must be a result: an object whose interfaces are {name, ...}',
+    );
+  }
   const valid = raw['cni.dev/valid-attachments'] ?? raw['cni.dev/attachments'];
   // GC deletes every attachment the list does not name: a list it cannot read whole is refused
   const attachment = (a: unknown) =>
@@ -241,6 +248,18 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
       ? valid.filter(isObject).map((a) => ({ containerID: String(a.containerID), ifname: String(a.ifname) }))
       : undefined,
   };
+}
+
+function validPrevResult(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const { interfaces, ips, routes } = value;
+  const listOf = (list: unknown, ok: (item: Record<string, unknown>) => boolean) =>
+    list === undefined || (Array.isArray(list) && list.every((item) => isObject(item) && ok(item)));
+  return (
+    listOf(interfaces, (i) => typeof i.name === 'string') &&
+    listOf(ips, (ip) => typeof ip.address === 'string') &&
+    listOf(routes, (r) => typeof r.dst === 'string')
+  );
 }
 
 export function compareVersions(a: string, b: string): number {

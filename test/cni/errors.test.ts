@@ -210,6 +210,37 @@ test('an API server that trickles its answer, or sends more than any pod, fails 
     slow.close();
     huge.close();
   }
+  // an answer of 200 that is not a pod (a proxy's page, `null`), and a prevResult that is no result
+  const odd = createHttpServer((_req, res) => res.end('null'));
+  try {
+    expect(
+      refusal(
+        'a 200 that is no pod',
+        await runPlugin(
+          cniEnv('ADD', 'c1', 'x', podArgs('web', 'u')),
+          config({ kubeconfig: kubeconfigFor(await url(odd)) }),
+        ),
+      ),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 104,
+      msg: 'getting pod default/web: the answer is not a pod object',
+      details: 'null',
+    });
+  } finally {
+    odd.close();
+  }
+  for (const prevResult of [
+    { cniVersion: '1.0.0', interfaces: [null] },
+    { cniVersion: '1.0.0', interfaces: 'x' },
+  ])
+    expect(
+      refusal('prevResult no result', await runPlugin(cniEnv('DEL', 'c1', 'x'), config({ prevResult }))),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 7,
+      msg: 'prevResult must be a result: an object whose interfaces are {name, ...}',
+    });
   expect(
     refusal(
       'no request limit',

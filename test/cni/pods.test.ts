@@ -226,4 +226,28 @@ test('under galaxy’s daemon the ipinfos arrive in CNI_ARGS, and no API server 
     cniVersion: '0.4.0',
     ips: [{ version: '6', address: '2001:db8::41/64', interface: 0 }],
   });
+  // after another plugin in a chain: its result passed on, this one's after it
+  const pod3 = await lab.addNamespace('galaxy3');
+  const prevResult = {
+    cniVersion: '1.0.0',
+    interfaces: [{ name: 'lo0', sandbox: '/x' }],
+    ips: [{ address: '10.1.1.1/32', interface: 0 }],
+    dns: { nameservers: ['9.9.9.9'] },
+  };
+  const chained = await runPlugin(
+    cniEnv('ADD', 'galaxy3', pod3, {
+      ipinfos: JSON.stringify([{ ip: '198.51.100.42/24', vlan: 0, gateway: '198.51.100.1' }]),
+    }),
+    { ...withoutApi, prevResult },
+    node(0),
+  );
+  expect(chained.code).toBe(0);
+  expect(chained.out).toMatchObject({
+    interfaces: [{ name: 'lo0' }, { name: 'eth0', sandbox: `/var/run/netns/${pod3}` }],
+    ips: [
+      { address: '10.1.1.1/32', interface: 0 },
+      { address: '198.51.100.42/24', interface: 1 },
+    ],
+    dns: { nameservers: ['9.9.9.9'] },
+  });
 });
