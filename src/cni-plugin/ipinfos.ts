@@ -39,7 +39,8 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
 }
 
 // A name that cannot be an object's and that names another path in a URL (`pods/..` is the
-// namespace, `namespaces/../pods/x` all pods' x), as client-go refuses it
+// namespace, `namespaces/../pods/x` all pods' x), as client-go refuses it: src/kube/path-segment.ts's
+// rule, restated because that module loads client-node, which the plugin's start must not
 const isPathSegment = (name: string) => name !== '.' && name !== '..' && !/[/%]/.test(name);
 
 interface PodObject {
