@@ -1,6 +1,6 @@
 // The CNI operations. ADD undoes what it did when any part fails; DEL succeeds when the pod, its
-// annotation, its state or its interfaces are already gone; CHECK asks each delegate to verify its
-// interface (addresses and routes); GC forgets attachments the runtime no longer lists; STATUS asks
+// annotation, its state or its interfaces are already gone; CHECK finds what ADD added in the
+// runtime's prevResult and asks each delegate to verify its interface (addresses and routes); GC forgets attachments the runtime no longer lists; STATUS asks
 // the API server for a pod, which needs exactly the RBAC ADD needs.
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
@@ -11,6 +11,7 @@ import {
   runDelegate,
 } from './delegate.js';
 import { podAddresses } from './ipinfos.js';
+import { missingFromPrevResult } from './prev-result.js';
 import {
   CniError,
   Code,
@@ -107,6 +108,7 @@ export async function check(network: NetworkConfig, env: Environment): Promise<v
       `container ${env.containerId} interface ${env.ifname} was not added by floatip-cni on network ${network.name}`,
     );
   }
+  const results: Result[] = [];
   for (const one of state.interfaces) {
     if (one.result === undefined) {
       throw new CniError(
@@ -114,8 +116,16 @@ export async function check(network: NetworkConfig, env: Environment): Promise<v
         `interface ${one.ifname} of container ${env.containerId}: its ADD did not finish`,
       );
     }
-    await runDelegate('CHECK', one, env, one.result);
+    results.push(one.result);
   }
+  const missing = missingFromPrevResult(results, network.prevResult);
+  if (missing.length > 0) {
+    throw new CniError(
+      Code.invalidConfig,
+      `prevResult of container ${env.containerId} interface ${env.ifname} does not list what ADD added on network ${network.name}: ${missing.join(', ')}`,
+    );
+  }
+  for (const one of state.interfaces) await runDelegate('CHECK', one, env, one.result);
 }
 
 export async function gc(network: NetworkConfig, env: Environment): Promise<void> {

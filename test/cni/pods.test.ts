@@ -106,6 +106,18 @@ test('two pods on two nodes get their dual-stack addresses from ADD and ping eac
   const prevResult = results[0]!;
   const checkEnv = cniEnv('CHECK', 'c0', pod0, podArgs('web-0', ''));
   expect((await runPlugin(checkEnv, { ...config(0), prevResult }, node(0))).code).toBe(0);
+  // a prevResult that does not list the IPv4 address ADD added: the runtime's view is not the node's
+  const lost = { ...prevResult, ips: (prevResult.ips as unknown[]).slice(1) };
+  const notListed = await runPlugin(checkEnv, { ...config(0), prevResult: lost }, node(0));
+  console.log('CHECK with a prevResult that lost an address:', notListed.stdout.trim());
+  expect({ code: notListed.code, out: notListed.out }).toEqual({
+    code: 1,
+    out: {
+      cniVersion: '1.0.0',
+      code: 7,
+      msg: 'prevResult of container c0 interface eth0 does not list what ADD added on network underlay: address 198.51.100.10/24 on eth0',
+    },
+  });
   await ip('-n', pod0, 'addr', 'del', '198.51.100.10/24', 'dev', 'eth0');
   const noAddress = await runPlugin(checkEnv, { ...config(0), prevResult }, node(0));
   console.log('CHECK after the address was removed:', noAddress.stdout.trim());
