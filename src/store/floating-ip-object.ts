@@ -131,11 +131,11 @@ export function fromFloatingIPObject(object: unknown): Decoded {
     return { ok: false, reason: (err as Error).message };
   }
   const spec = o?.spec;
-  if (!spec || typeof spec !== 'object') return { ok: false, reason: `${name}: no spec` };
-  if (typeof spec.key !== 'string') return { ok: false, reason: `${name}: spec.key is not a string` };
+  if (!spec || typeof spec !== 'object') return { ok: false, reason: 'no spec' };
+  if (typeof spec.key !== 'string') return { ok: false, reason: 'spec.key is not a string' };
   const policy = spec.policy ?? 0;
   if (!isReleasePolicy(policy))
-    return { ok: false, reason: `${name}: spec.policy ${JSON.stringify(policy)} is not 0, 1 or 2` };
+    return { ok: false, reason: `spec.policy ${JSON.stringify(policy)} is not 0, 1 or 2` };
   const { nodeName, podUid } = decodeAttribute(spec.attribute);
   const updateTime = typeof spec.updateTime === 'string' ? Date.parse(spec.updateTime) : NaN;
   return {

@@ -241,7 +241,7 @@ describe('FloatingIP objects', () => {
     [
       'a policy out of 0-2',
       fip('10.0.100.13', { policy: 3 }),
-      'FloatingIP 10.0.100.13: 10.0.100.13: spec.policy 3 is not 0, 1 or 2',
+      'FloatingIP 10.0.100.13: spec.policy 3 is not 0, 1 or 2',
     ],
     [
       'an address outside the configuration',

@@ -84,16 +84,16 @@ describe('galaxy-written objects load unchanged', () => {
       { metadata: { name: 'x' }, spec: {} },
       'FloatingIP name is not an IP address: "x"',
     ],
-    ['no spec', { metadata: { name: '10.0.0.3' } }, '10.0.0.3: no spec'],
+    ['no spec', { metadata: { name: '10.0.0.3' } }, 'no spec'],
     [
       'a key that is not a string',
       { metadata: { name: '10.0.0.3' }, spec: { key: 5 } },
-      '10.0.0.3: spec.key is not a string',
+      'spec.key is not a string',
     ],
     [
       'a policy out of range',
       { metadata: { name: '10.0.0.3' }, spec: { key: 'k', policy: 3 } },
-      '10.0.0.3: spec.policy 3 is not 0, 1 or 2',
+      'spec.policy 3 is not 0, 1 or 2',
     ],
   ])('malformed: %s', (_name, object, reason) => {
     expect(fromFloatingIPObject(object)).toEqual({ ok: false, reason });
