@@ -2,7 +2,7 @@
 // DEL, CHECK and GC do not depend on the pod, its annotation or the API server still being there.
 // The file is written before the first delegate runs: a crash mid-ADD still leaves DEL a list.
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { PlannedInterface } from './delegate.js';
 import { CniError, Code, type Result } from './protocol.js';
 
@@ -21,10 +21,29 @@ const fileOf = (dir: string, network: string, containerId: string, ifname: strin
 const ioError = (what: string, err: unknown) =>
   new CniError(Code.ioFailure, `${what}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
 
+/**
+ * mkdir -p, one level at a time: node's recursive mkdir takes every ENOENT for a missing parent and
+ * retries for ever where the kernel answers ENOENT for the directory itself (under /proc), so a
+ * stateDir there would hang ADD instead of failing it.
+ */
+async function makeDirectory(path: string): Promise<void> {
+  try {
+    await mkdir(path, { mode: 0o700 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT' || dirname(path) === path) throw err;
+    await makeDirectory(dirname(path));
+    await mkdir(path, { mode: 0o700 }).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== 'EEXIST') throw again;
+    });
+  }
+}
+
 export async function writeState(dir: string, network: string, state: AttachmentState): Promise<void> {
   const file = fileOf(dir, network, state.containerId, state.ifname);
   try {
-    await mkdir(join(dir, network), { recursive: true, mode: 0o700 });
+    await makeDirectory(join(dir, network));
     await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
     await rename(`${file}.tmp`, file);
   } catch (err) {

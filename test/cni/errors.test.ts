@@ -310,6 +310,24 @@ test('a failed ADD deletes only what it added: an eth0 that was there survives, 
   expect(await ip('-n', mine, '-o', 'link')).not.toMatch(/eth0/);
 });
 
+test('a stateDir that cannot be made fails ADD with code 5 and adds nothing (under /proc node’s own mkdir -p spun for ever)', async () => {
+  const node = lab.ns('node');
+  const pod = await lab.addNamespace('procstate');
+  const ipinfos = JSON.stringify([ipinfo(73)]);
+  for (const dir of ['/proc/floatip-cni', '/sys/floatip-cni'])
+    expect(
+      refusal(
+        `stateDir ${dir}`,
+        await runPlugin(cniEnv('ADD', 's1', pod, { ipinfos }), config({ stateDir: dir }), node),
+      ),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 5,
+      msg: expect.stringMatching(new RegExp(`^writing state ${dir}/underlay/s1:eth0\\.json: E[A-Z]+$`)),
+    });
+  expect(await ip('-n', pod, '-o', 'link')).not.toMatch(/eth0/);
+});
+
 test('what names no pod or puts nothing on it is refused: `..` as a pod name, no ipinfos, a GC list it cannot read', async () => {
   for (const [namespace, name] of [
     ['ns1', '..'],
