@@ -15,6 +15,7 @@ import {
   WaitingForDeleteError,
   appLimit,
   checkAppLimit,
+  heldForNode,
   kindOf,
   sharesAppAddresses,
 } from '../ipam/index.js';
@@ -236,7 +237,9 @@ export class Binder {
   ): Promise<Allocation[]> {
     const groups = args.groups;
     const reused: (Allocation | undefined)[] =
-      groups.length > 0 ? this.allocator.matchHeld(key.text, groups) : this.allocator.byKey(key.text);
+      groups.length > 0
+        ? this.allocator.matchHeld(key.text, groups)
+        : heldForNode(this.allocator, this.allocator.byKey(key.text), nodeSubnet);
     const held = reused.filter((a): a is Allocation => a !== undefined);
     for (const a of held) {
       // a same-named pod was re-created before the old one's deletion was seen

@@ -62,6 +62,7 @@ export {
   appLimit,
   appUsage,
   checkAppLimit,
+  heldForNode,
   homeSubnets,
   parkedFor,
   reservationRefusal,

@@ -3,6 +3,7 @@
 // mechanism, as decideRelease is for releases). The extender gathers the facts and answers filter,
 // prioritize and preempt with these; bind enforces the same limit under the app's lock.
 import type { Allocation } from './allocation.js';
+import type { Family } from './address.js';
 import type { Allocator } from './allocator.js';
 import { AppLimitError, PolicyNotSupportedError } from './errors.js';
 import { type AllocationKey, ordinalOf } from './keys.js';
@@ -103,13 +104,47 @@ export const parkedFor = (allocator: Allocator, key: AllocationKey): Allocation[
   allocator.byKey(key.poolPrefix).filter((a) => !a.reserved);
 
 /** Node subnets where every one of these addresses can be used. */
-export function subnetsServingAll(allocator: Allocator, held: readonly Allocation[]): Set<string> {
-  let out: Set<string> | undefined;
+export const subnetsServingAll = (allocator: Allocator, held: readonly Allocation[]): Set<string> =>
+  intersection(held.map((a) => new Set(allocator.nodeSubnetsServing(a.ip))));
+
+function intersection(sets: readonly Set<string>[]): Set<string> {
+  const [first, ...rest] = sets;
+  return new Set([...(first ?? [])].filter((s) => rest.every((other) => other.has(s))));
+}
+
+/**
+ * What a pod without range groups uses of what its key holds: one address per family, the first
+ * that serves `nodeSubnet` (else the first). galaxy reuses one held address (docs/galaxy.md); a
+ * key holds more when the pod once asked for range groups, and those stay held, unused.
+ */
+export function heldForNode(
+  allocator: Allocator,
+  held: readonly Allocation[],
+  nodeSubnet: string,
+): Allocation[] {
+  const chosen = new Map<Family, Allocation>();
   for (const a of held) {
-    const serving = new Set(allocator.nodeSubnetsServing(a.ip));
-    out = out ? new Set([...out].filter((s) => serving.has(s))) : serving;
+    const other = chosen.get(a.family);
+    if (!other || (!serves(allocator, other, nodeSubnet) && serves(allocator, a, nodeSubnet)))
+      chosen.set(a.family, a);
   }
-  return out ?? new Set();
+  return [...chosen.values()].sort((a, b) => a.family - b.family);
+}
+
+const serves = (allocator: Allocator, a: Allocation, nodeSubnet: string) =>
+  allocator.nodeSubnetsServing(a.ip).includes(nodeSubnet);
+
+/** Node subnets where a pod without range groups can use what its key holds (heldForNode). */
+function subnetsServingHeld(allocator: Allocator, held: readonly Allocation[]): Set<string> {
+  const families = [...new Set(held.map((a) => a.family))];
+  return intersection(
+    families.map((f) =>
+      subnetsServingAny(
+        allocator,
+        held.filter((a) => a.family === f),
+      ),
+    ),
+  );
 }
 
 /** Node subnets where at least one of these addresses can be used. */
@@ -147,7 +182,7 @@ export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set
     if (unmatched.length === 0) return pinned ?? new Set();
   } else {
     const held = allocator.byKey(key.text);
-    if (held.length > 0) return subnetsServingAll(allocator, held);
+    if (held.length > 0) return subnetsServingHeld(allocator, held);
   }
   if (policy !== ReleasePolicy.PodDelete) {
     const refusal = reservationRefusal(key, policy, pod.isScalable);
@@ -180,7 +215,7 @@ export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set
  */
 export function homeSubnets(allocator: Allocator, key: AllocationKey, policy: ReleasePolicy): Set<string> {
   const held = allocator.byKey(key.text);
-  if (held.length > 0) return subnetsServingAll(allocator, held);
+  if (held.length > 0) return subnetsServingHeld(allocator, held);
   if (sharesAppAddresses(key, policy)) return subnetsServingAny(allocator, parkedFor(allocator, key));
   return new Set();
 }

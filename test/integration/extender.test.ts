@@ -222,6 +222,25 @@ describe('E5-2 filter', () => {
     expect(await world.addressesOf('web-0')).toEqual([ip]);
   });
 
+  test('E5-2h a pod asked without ranges once its key holds several addresses uses one per family, as galaxy one', async () => {
+    await world.statefulSet('web', 1);
+    const spec = { name: 'web-0', owner: { kind: 'StatefulSet', name: 'web' }, policy: 'never' } as const;
+    const grouped = await world.pod({ ...spec, ranges: [['10.0.100.20'], ['10.0.100.21']] });
+    expect(await world.bind(grouped, 'a1')).toBe('');
+    expect(await world.addressesOf('web-0')).toEqual(['10.0.100.20', '10.0.100.21']);
+    await world.deletePod('web-0');
+    await world.settle();
+    const plain = await world.pod(spec);
+    expect(await world.filter(plain, ['a1', 'b1'])).toMatchObject({ passed: ['a1'], error: '' });
+    expect(await world.bind(plain, 'a2')).toBe('');
+    const [v4, ...rest] = await world.addressesOf('web-0');
+    expect([v4, rest.every((ip) => ip.includes(':'))]).toEqual(['10.0.100.20', true]);
+    // the other stays the key's, untouched: not on the new pod's node, not in its annotation
+    const other = world.floatip.allocator.get('10.0.100.21');
+    expect([other?.key, other?.nodeName, other?.podUid]).toEqual(['sts_ns1_web_web-0', '', '']);
+    expect(world.floatip.allocator.get('10.0.100.20')?.nodeName).toBe('a2');
+  });
+
   test('E5-2f the same names-only list, asked again, follows node changes (galaxy never invalidates)', async () => {
     const pod = await world.pod({ name: 'bare-0' });
     const names = ['a1', 'b1', 'late'];

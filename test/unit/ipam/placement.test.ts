@@ -12,6 +12,7 @@ import {
   ReleasePolicy,
   allowedSubnets,
   appLimit,
+  heldForNode,
   homeSubnets,
   ordinalOf,
   parsePoolConfig,
@@ -65,6 +66,17 @@ test.each<[string, Row, string[] | string]>([
   ['a new pod, default policy: every subnet with a free address', { key: sts }, [A, B]],
   ['an exhausted subnet is left out', { key: sts, taken: fullA }, [B]],
   ['a pod holding an address: where it can use it', { key: sts, taken: [['10.0.101.11', sts.text]] }, [B]],
+  [
+    'no ranges, a key holding addresses in both subnets (left from groups asked once): where any serves',
+    {
+      key: sts,
+      taken: [
+        ['10.0.100.11', sts.text],
+        ['10.0.101.11', sts.text],
+      ],
+    },
+    [A, B],
+  ],
   [
     'request_ip_range: where every group can get an address',
     { key: sts, ranges: [['10.0.101.10~10.0.101.12']] },
@@ -267,4 +279,18 @@ test.each<[string, number | undefined]>([
   ['web-9223372036854775808', undefined],
 ])('ordinalOf(%j) is %j, as Go’s strconv.Atoi reads it', (name, ordinal) => {
   expect(ordinalOf(name)).toBe(ordinal);
+});
+
+test('without ranges a pod uses one held address per family: the first that serves the node subnet', () => {
+  const allocator = state([
+    ['10.0.100.11', sts.text],
+    ['10.0.100.10', sts.text],
+    ['10.0.101.12', sts.text],
+  ]);
+  const held = allocator.byKey(sts.text);
+  const ips = (subnet: string) => heldForNode(allocator, held, subnet).map((a) => a.ip);
+  expect(ips(B)).toEqual(['10.0.101.12']);
+  expect(ips(A)).toEqual([held.find((a) => a.ip.startsWith('10.0.100.'))!.ip]);
+  // a subnet none serves: still one (bind refuses it by name)
+  expect(ips('10.0.9.0/24')).toEqual([held[0]!.ip]);
 });
