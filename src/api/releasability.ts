@@ -1,9 +1,8 @@
 // Whether an allocated IP may be released now, and the `status` galaxy shows beside it (docs/galaxy.md#releasable).
 // One rule for the list's `releasable` and for the release itself, so that what the list offers is
-// exactly what POST /v1/ip does. Stricter than galaxy's list in one way and looser in another:
-// - the pod named by the key only blocks while it is the pod recorded (same UID, or none recorded)
-//   and has not finished: a Failed/Succeeded pod, or a newer pod of the same name, no longer uses
-//   the address (galaxy's release follows this rule; its list called them unreleasable);
+// exactly what POST /v1/ip does. galaxy's rule, and stricter in one way:
+// - the pod named by the key blocks while it exists, whatever its phase or UID: a finished pod of a
+//   StatefulSet, or a newer pod of the same name, is about to use the address again;
 // - an address set aside by an operator (label `reserved`) is never releasable here (galaxy's
 //   release never looked at the label, docs/galaxy.md#release-ignores-the-reserved-label).
 import type { V1Pod } from '@kubernetes/client-node';
@@ -65,15 +64,15 @@ export function judge(allocation: Allocation | undefined, pod: PodState): Releas
   if (!pod) return { releasable: true, status: 'Deleted' };
   const phase = pod.status?.phase ?? '';
   const uid = pod.metadata?.uid ?? '';
-  // a newer pod of the same name does not use the address recorded for the old one
-  if (allocation.podUid && uid !== allocation.podUid) return { releasable: true, status: 'Deleted' };
-  if (isFinished(pod)) return { releasable: true, status: phase };
-  return {
-    releasable: false,
-    status: phase,
-    reason: podStatusReason(phase),
-    detail: `pod ${who} (uid ${allocation.podUid || uid}) has not finished (phase ${phase || 'not set'})`,
-  };
+  let detail: string;
+  if (allocation.podUid && uid !== allocation.podUid) {
+    detail = `pod ${who} exists (uid ${uid}, a newer pod than the uid ${allocation.podUid} recorded): it reuses the address once the old one's deletion is handled`;
+  } else if (isFinished(pod)) {
+    detail = `pod ${who} (uid ${uid}) has finished (phase ${phase}) but still exists: its owner may re-create it with this address; delete the pod first`;
+  } else {
+    detail = `pod ${who} (uid ${allocation.podUid || uid}) has not finished (phase ${phase || 'not set'})`;
+  }
+  return { releasable: false, status: phase, reason: podStatusReason(phase), detail };
 }
 
 /** galaxy's reason for an address its pod keeps, to the letter (spec Appendix A). */

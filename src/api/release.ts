@@ -61,6 +61,8 @@ export interface ReleaseOptions {
 
 /** The key a release entry names (galaxy's NewKeyObj, docs/galaxy.md#keys-from-parts-newkeyobj); "" when it names no owner. */
 export function requestedKey(item: ReleaseItem): string {
+  // galaxy's releasability asks for a pod, app or pool name; a namespace alone names no owner
+  if (!item.podName && !item.appName && !item.poolName) return '';
   return AllocationKey.fromParts(
     typePrefixOfAppType(item.appType ?? ''),
     item.namespace ?? '',
@@ -85,8 +87,9 @@ type Verdict =
 const NO_OWNER: Verdict = {
   ok: false,
   refused: true,
-  reason: 'releasable is false: the entry names no owner',
-  detail: 'give poolName, or namespace, appName and podName',
+  // galaxy's words to the letter: no pod named, so no status
+  reason: 'releasable is false, pod status ',
+  detail: 'the entry names no owner: give poolName, or namespace, appName and podName',
 };
 
 export async function releaseIPs(

@@ -266,7 +266,8 @@ describe('R1 GET /v1/ip', () => {
     expect(byIp.get(running.ip)).toMatchObject({ status: 'Pending' });
     expect(byIp.get(running.ip)).not.toHaveProperty('releasable');
     expect(byIp.get(gone.ip)).toMatchObject({ status: 'Deleted', releasable: true });
-    expect(byIp.get(done.ip)).toMatchObject({ status: 'Succeeded', releasable: true });
+    expect(byIp.get(done.ip)).toMatchObject({ status: 'Succeeded' });
+    expect(byIp.get(done.ip)).not.toHaveProperty('releasable');
     expect(byIp.get('10.0.100.15')).toMatchObject({
       namespace: 'ns1',
       appName: 'api',
@@ -536,7 +537,7 @@ describe('R4 POST /v1/ip', () => {
         'releasable is false, pod status Pending',
         'releasable is false, pod status Running',
         'releasable is false: 10.0.100.16 is reserved',
-        'releasable is false: the entry names no owner',
+        'releasable is false, pod status ',
         'ip allocated to another pod sts_ns1_web_web-1',
         '10.0.100.19 is not allocated (already released)',
         '192.168.7.7 is not in any configured range',
@@ -546,7 +547,7 @@ describe('R4 POST /v1/ip', () => {
         `pod ns1_web-0 (uid ${running.pod.metadata!.uid}) has not finished (phase Pending)`,
         `pod ns1_web-2 (uid ${up.pod.metadata!.uid}) has not finished (phase Running)`,
         'its FloatingIP 10.0.100.16 has the label "reserved"; remove the label or the object to free it',
-        'give poolName, or namespace, appName and podName',
+        'the entry names no owner: give poolName, or namespace, appName and podName',
         'the request names sts_ns1_web_web-9',
         '',
         '',
@@ -558,47 +559,59 @@ describe('R4 POST /v1/ip', () => {
     expect(await auditEvents(running.ip)).toEqual([]);
   });
 
-  test('R4d a finished pod, and a newer pod of the same name, no longer hold their IPs', async () => {
+  test('R4d a finished pod, and a newer pod of the same name, keep their IPs while they exist (galaxy’s rule)', async () => {
     const done = await boundSts('web-0', 'a1', 'web', 'never');
     await setPhase('web-0', 'Failed');
     // web-1 as it is when its old pod's deletion has not been handled yet: the address still
     // records the old pod's UID while a new web-1 (another UID) waits to be scheduled
-    await sts('web-1');
-    await hold('10.0.100.12', 'sts_ns1_web_web-1', {
-      ...never,
-      nodeName: 'a1',
-      podUid: 'uid-of-the-old-web-1',
-    });
-    const res = await post('/v1/ip', {
-      ips: [
-        { ip: done.ip, namespace: 'ns1', appName: 'web', podName: 'web-0' },
-        { ip: '10.0.100.12', namespace: 'ns1', appName: 'web', podName: 'web-1' },
-      ],
-    });
-    expect([res.status, res.body]).toEqual([200, { code: 200, message: '' }]);
-    // a finished pod keeps its annotation; the consistency check is for pods that may still run
-    await world.deletePod('web-0');
-  });
-
-  test('R4h releasing the old incarnation’s address by hand sends the refused new pod back to the scheduler', async () => {
     const newer = await sts('web-1');
     await hold('10.0.100.12', 'sts_ns1_web_web-1', {
       ...never,
       nodeName: 'a1',
       podUid: 'uid-of-the-old-web-1',
     });
-    expect(await world.bind(newer, 'a1')).toBe(
-      'waiting for delete event of sts_ns1_web_web-1 before reuse this ip',
+    const listed = new Map(
+      ((await get('/v1/ip?size=50')).body.content as Json[]).map((i) => [i.ip as string, i] as const),
     );
-    const touched = async () =>
-      (await world.readPod('web-1')).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined;
-    expect(await touched()).toBe(false);
+    expect([listed.get(done.ip)?.status, listed.get(done.ip)?.releasable]).toEqual(['Failed', undefined]);
+    expect([listed.get('10.0.100.12')?.status, listed.get('10.0.100.12')?.releasable]).toEqual([
+      'Pending',
+      undefined,
+    ]);
     const res = await post('/v1/ip', {
-      ips: [{ ip: '10.0.100.12', namespace: 'ns1', appName: 'web', podName: 'web-1' }],
+      ips: [
+        { ip: done.ip, namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        { ip: '10.0.100.12', namespace: 'ns1', appName: 'web', podName: 'web-1' },
+      ],
     });
-    expect(res.status).toBe(200);
-    await eventually('the refused pod to be touched', touched);
-    expect(await world.bind(newer, 'a1')).toBe('');
+    expect([res.status, res.body]).toEqual([
+      202,
+      {
+        code: 202,
+        message: 'Released 0 ips, 2 ips failed, please check the reasons why they failed',
+        unreleased: [done.ip, '10.0.100.12'],
+        reasons: ['releasable is false, pod status Failed', 'releasable is false, pod status Pending'],
+        details: [
+          `pod ns1_web-0 (uid ${done.pod.metadata?.uid}) has finished (phase Failed) but still exists: its owner may re-create it with this address; delete the pod first`,
+          `pod ns1_web-1 exists (uid ${newer.metadata?.uid}, a newer pod than the uid uid-of-the-old-web-1 recorded): it reuses the address once the old one's deletion is handled`,
+        ],
+      },
+    ]);
+    expect(world.floatip.allocator.get(done.ip)?.key).toBe('sts_ns1_web_web-0');
+    expect(world.floatip.allocator.get('10.0.100.12')?.key).toBe('sts_ns1_web_web-1');
+    // a finished pod keeps its annotation; the consistency check is for pods that may still run
+    await world.deletePod('web-0');
+  });
+
+  test('R4h an entry naming no pod, app or pool (a namespace alone included) is refused in galaxy’s words', async () => {
+    const held = await boundSts('web-0');
+    const res = await post('/v1/ip', { ips: [{ ip: held.ip }, { ip: held.ip, namespace: 'ns1' }] });
+    expect([res.status, res.body.unreleased, res.body.reasons]).toEqual([
+      202,
+      [held.ip, held.ip],
+      ['releasable is false, pod status ', 'releasable is false, pod status '],
+    ]);
+    expect(world.floatip.allocator.get(held.ip)?.key).toBe('sts_ns1_web_web-0');
   });
 
   test("R4e parked addresses: an app's (appType deployment) and a pool's; mixed outcome is a 202", async () => {

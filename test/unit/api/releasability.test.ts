@@ -32,9 +32,9 @@ test.each<[string, Allocation | undefined, V1Pod | undefined | 'unknown', boolea
     false,
     'Pending',
   ],
-  ['pod finished', held('sts_ns1_web_web-0'), pod('u1', 'Succeeded'), true, 'Succeeded'],
-  ['pod failed (evicted)', held('sts_ns1_web_web-0'), pod('u1', 'Failed'), true, 'Failed'],
-  ['a newer pod of the same name', held('sts_ns1_web_web-0'), pod('u2', 'Running'), true, 'Deleted'],
+  ['pod finished, still there', held('sts_ns1_web_web-0'), pod('u1', 'Succeeded'), false, 'Succeeded'],
+  ['pod failed (evicted), still there', held('sts_ns1_web_web-0'), pod('u1', 'Failed'), false, 'Failed'],
+  ['a newer pod of the same name', held('sts_ns1_web_web-0'), pod('u2', 'Running'), false, 'Running'],
   ['cannot tell', held('sts_ns1_web_web-0'), 'unknown', false, 'Unknown'],
 ])('%s: releasable %p, status %p', (_, allocation, state, releasable, status) => {
   const judged = judge(allocation, state);
