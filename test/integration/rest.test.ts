@@ -8,7 +8,6 @@ import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
 import { silentLogger } from '../../src/log.js';
 import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
 import { capturedLog, eventually } from './helpers.js';
-import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { World } from './world.js';
 
 const A = '10.0.1.0/24'; // IPv4, 19 addresses
