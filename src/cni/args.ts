@@ -23,7 +23,7 @@ export class CniArgsError extends Error {
   readonly kind = 'validation';
 }
 
-/** Decodes the annotation; absent or "" is `{}`. Errors use galaxy's wording. */
+/** Decodes the annotation; absent, "" or `null` (Go decodes null into a struct as nothing) is `{}`. Errors use galaxy's wording. */
 export function parseCniArgs(text: string | undefined): CniArgs {
   if (text === undefined || text === '') return { groups: [], ipinfos: [] };
   let decoded: unknown;
@@ -32,7 +32,8 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   } catch (err) {
     throw new CniArgsError(`unmarshal pod cni args: ${(err as Error).message}`);
   }
-  if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded)) {
+  if (decoded === null) return { groups: [], ipinfos: [] };
+  if (typeof decoded !== 'object' || Array.isArray(decoded)) {
     throw new CniArgsError('unmarshal pod cni args: not a JSON object');
   }
   const args = decoded as { request_ip_range?: unknown; common?: { ipinfos?: unknown } };

@@ -21,8 +21,9 @@ test("the spec's example parses: groups in order, ipinfos", () => {
   expect(args.ipinfos.map(addressOf)).toEqual(['10.0.0.200', '10.0.0.2']);
 });
 
-test('absent, empty and {} mean nothing asked', () => {
-  for (const text of [undefined, '', '{}']) expect(parseCniArgs(text)).toEqual({ groups: [], ipinfos: [] });
+test('absent, empty, {} and null (as Go decodes it into galaxy’s struct) mean nothing asked', () => {
+  for (const text of [undefined, '', '{}', 'null', ' null '])
+    expect(parseCniArgs(text)).toEqual({ groups: [], ipinfos: [] });
 });
 
 test.each([
