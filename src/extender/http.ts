@@ -274,11 +274,12 @@ export function extenderApp(
     const value = req.headers[BUDGET_HEADER];
     return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
   };
-  const observe = (verb: VerbName, start: bigint, failure: string | undefined) =>
+  const observe = (verb: VerbName, start: bigint, failure: string | undefined, wantsAddress = true) =>
     options.metrics?.observeExtender(
       verb,
       Number(process.hrtime.bigint() - start) / 1e9,
       failure || undefined,
+      wantsAddress,
     );
 
   // names-only answers are shared between pods (NodeFacts.listOf), and so are their bytes
@@ -288,7 +289,7 @@ export function extenderApp(
     const args = decodeExtenderArgs(read.body, raw, read.known);
     options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
-    observe('filter', start, result.error);
+    observe('filter', start, result.error, !result.notWanted);
     if (options.refusedForLater?.()) {
       const answer = await options.askLeader?.('filter', raw, forwardedByOf(req));
       if (answer) return relay(res, answer);

@@ -75,7 +75,13 @@ export class SchedulingQueries {
     // a node named __proto__ must stay a node
     const failedNodes: Record<string, string> = Object.create(null) as Record<string, string>;
     if (!wantsFloatingIP(pod, this.resource)) {
-      return { ...(nodes ? { nodes } : {}), ...(nodeNames ? { nodeNames } : {}), failedNodes, error: '' };
+      return {
+        ...(nodes ? { nodes } : {}),
+        ...(nodeNames ? { nodeNames } : {}),
+        failedNodes,
+        error: '',
+        notWanted: true,
+      };
     }
     let allowed: Set<string>;
     try {

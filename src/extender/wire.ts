@@ -307,6 +307,8 @@ export interface FilterResult {
   readonly nodeNames?: string[];
   readonly failedNodes: Record<string, string>;
   readonly error: string;
+  /** The pod asks for no address: every node passed, and galaxy's latency does not count it. */
+  readonly notWanted?: true;
 }
 
 /**

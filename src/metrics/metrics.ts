@@ -193,15 +193,20 @@ export class Metrics {
     this.queue = queue;
   }
 
-  /** Times an extender call: its histogram, galaxy's (on success only, as galaxy) and failures. */
+  /**
+   * Times an extender call: its histogram, galaxy's (on success only, and only for a pod that wants
+   * an address, as galaxy) and failures.
+   */
   observeExtender(
     verb: 'filter' | 'prioritize' | 'bind' | 'preempt',
     seconds: number,
     failure?: string,
+    wantsAddress = true,
   ): void {
     this.extenderLatency.observe({ verb, outcome: failure ? 'failure' : 'success' }, seconds);
     if (failure) this.allocationFailures.inc({ verb, reason: reasonOf(failure) });
-    else if (verb === 'filter' || verb === 'bind') this.scheduleLatency.observe({ func: verb }, seconds);
+    else if ((verb === 'filter' || verb === 'bind') && wantsAddress)
+      this.scheduleLatency.observe({ func: verb }, seconds);
   }
 }
 
