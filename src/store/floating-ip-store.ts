@@ -237,7 +237,15 @@ export class FloatingIPStore {
               );
             }
           }
-          await this.reread(a.ip, outcome.status === 'rejected' ? outcome.reason : undefined);
+          const cause = outcome.status === 'rejected' ? outcome.reason : undefined;
+          if (!(await this.reread(a.ip, cause)) && cause !== undefined && this.allocator.get(a.ip) === a) {
+            // memory took the address before its create, and neither the create nor a re-read
+            // answered: an object that was never made would hold it in memory for ever, since no
+            // watch event comes for it. One that was made arrives by the watch; a create of it
+            // meanwhile is refused (AlreadyExists), so freeing it here hands it to nobody else.
+            this.allocator.unload(a.ip);
+            this.observer.freed?.(a.ip);
+          }
         }),
       ),
     );
@@ -283,8 +291,8 @@ export class FloatingIPStore {
     }
   }
 
-  /** After a failed write: the object as it is now, in memory. */
-  private async reread(ip: string, cause: unknown): Promise<void> {
+  /** After a failed write: the object as it is now, in memory. False when it could not be read. */
+  private async reread(ip: string, cause: unknown): Promise<boolean> {
     if (cause instanceof KubeApiError && cause.status === 409) this.observer.writeConflict?.(ip);
     let object: unknown;
     try {
@@ -295,18 +303,19 @@ export class FloatingIPStore {
         { ip, err: (err as Error).message },
         'could not re-read a FloatingIP object after a failed write',
       );
-      return;
+      return false;
     }
     if (object === undefined) {
       // deleted by someone else meanwhile: free now, and its later watch event will find it gone
       if (this.allocator.unload(ip)) this.observer.freed?.(ip);
-      return;
+      return true;
     }
     const decoded = fromFloatingIPObject(object);
-    if (!decoded.ok) return;
+    if (!decoded.ok) return true;
     const version = versionOf(object);
     this.versions.raise(ip, version);
     this.allocator.load(decoded.record);
+    return true;
   }
 
   /** The error a refused write gives its caller, in the core's terms where it is one. */

@@ -447,6 +447,17 @@ describe('E5-3 bind', () => {
     expect(await world.addressesOf('bare-1')).toEqual(['10.0.100.10', 'fd00:100::10']);
   });
 
+  test('E5-3j a FloatingIP create failing while its re-read fails too: memory holds nothing the API server may not have, and the retry binds to a recorded address', async () => {
+    const pod = await world.pod({ name: 'bare-2' });
+    world.server.faults.failNext({ verb: 'create', resource: 'floatingips', name: '10.0.100.10' }, 500);
+    world.server.faults.failNext({ verb: 'get', resource: 'floatingips', name: '10.0.100.10' }, 500);
+    expect(await world.bind(pod, 'a2')).toMatch(/10\.0\.100\.10/);
+    expect(world.floatip.allocator.byKey('NULL_ns1_NULL_bare-2')).toEqual([]);
+    // the scheduler's retry, to the same node: bound only to addresses that have their objects
+    expect(await world.bind(pod, 'a2')).toBe('');
+    await world.expectConsistent();
+  });
+
   test('E5-3h a binding stalled past the bind’s budget: answered in time, the pod keeps its addresses, and they agree when it lands', async () => {
     const pod = await world.pod({ name: 'slow-0' });
     // the API server holds the binding, then applies it: its answer comes after the scheduler stopped waiting
