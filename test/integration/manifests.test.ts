@@ -2,6 +2,7 @@
 // embedded API server, both kustomize overlays build, and the manifests say what the code does:
 // the ConfigMap parses, the scheduler config points at the extender over mutual TLS, the roles grant
 // what floatip calls. (test/e2e/manifests.test.ts applies them to the real control plane.)
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
 import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
@@ -20,6 +21,13 @@ afterAll(() => server.close());
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- YAML of many shapes, read field by field
 type Manifest = Record<string, any>;
+/** A command with `input` on stdin. */
+function run(command: string, args: string[], input: string): Promise<{ stdout: string }> {
+  return new Promise((done, fail) => {
+    const child = execFile(command, args, (err, stdout) => (err ? fail(err) : done({ stdout })));
+    child.stdin?.end(input);
+  });
+}
 const docs = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Manifest);
 
 // the embedded server has no RBAC, PriorityClass or NetworkPolicy kinds: the whole overlay is
@@ -112,6 +120,21 @@ test('the example configuration is valid, and the scheduler config names the ext
       managedResources: [{ name: 'tke.cloud.tencent.com/eni-ip', ignoredByScheduler: false }],
     });
   }
+});
+
+test('the README’s kubeadm recipe rewrites the shipped scheduler config to the ClusterIP, its certificates mounted where tlsConfig reads them', async () => {
+  const readme = readFileSync('README.md', 'utf8');
+  const recipe = readme.slice(readme.indexOf('### Wiring floatip into kube-scheduler on a current cluster'));
+  const sed = /sed '([^']+)'/.exec(recipe)?.[1];
+  expect(sed).toBeDefined();
+  const scheduler = docs('manifests/scheduler-config.yaml')[0]!;
+  const { stdout } = await run('sed', [sed!], scheduler.data['scheduler-config.yaml']);
+  const config = parse(stdout);
+  expect(config.extenders[0].urlPrefix).toBe('https://10.96.0.40:9040/v1');
+  // the address the recipe puts in the URL is the one it has the certificate name
+  expect(recipe).toContain('scripts/extender-certs.sh ./certs IP:10.96.0.40');
+  const dir = config.extenders[0].tlsConfig.certFile.replace(/\/[^/]+$/, '');
+  expect(recipe).toContain(`mountPath: ${dir}`);
 });
 
 test('the roles grant the writes floatip makes, and nothing cluster-wide that one namespace holds', () => {
