@@ -182,7 +182,13 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
         new Option(
           '--resync-interval <duration>',
           'period of the leak-collecting resync (default: the config file’s resyncInterval, 1m)',
-        ).argParser(parseDuration),
+        ).argParser((text) => {
+          const ms = parseDuration(text);
+          // 0 would turn off the only collection of leaked addresses (galaxy's is at least 1m)
+          if (ms <= 0)
+            throw new InvalidArgumentError('must be more than 0 (the resync collects leaked addresses)');
+          return ms;
+        }),
       ),
     )
     .addOption(

@@ -16,8 +16,29 @@ const run = async (...args: string[]) => {
 };
 
 beforeAll(async () => {
-  await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json']);
+  await promisify(execFile)('npm', ['run', 'build', '--silent']);
 }, 120_000);
+
+test('the build leaves the three executables runnable by path, as kubectl runs its plugins and a runtime its CNI plugin', async () => {
+  for (const [file, out] of [
+    ['dist/src/main.js', /Usage: floatip/],
+    ['dist/src/fip/main.js', /Usage: kubectl fip/],
+  ] as const) {
+    const { stdout } = await promisify(execFile)(file, ['--help']);
+    expect(stdout).toMatch(out);
+  }
+  // VERSION needs nothing but the plugin itself
+  const cni = await new Promise<string>((done, fail) => {
+    const child = execFile(
+      'dist/src/cni-plugin/main.js',
+      [],
+      { env: { PATH: process.env.PATH, CNI_COMMAND: 'VERSION' } },
+      (err, out) => (err ? fail(err) : done(out)),
+    );
+    child.stdin?.end();
+  });
+  expect(JSON.parse(cni)).toHaveProperty('supportedVersions');
+});
 
 test('floatip serve --help documents every flag and its environment variable', async () => {
   const { code, stdout } = await run('serve', '--help');
@@ -64,6 +85,7 @@ test.each([
     "error: option '--leader-elect [bool]' argument 'maybe' is invalid. must be true or false",
   ],
   [['serve', '--resync-interval', '5'], 'must be a duration such as 15s, 1m30s or 500ms'],
+  [['serve', '--resync-interval', '0'], 'must be more than 0 (the resync collects leaked addresses)'],
   [['serve', '--api-auth', 'ldap'], "error: option '--api-auth <mode>' argument 'ldap' is invalid"],
   [['serve', '--nope'], "error: unknown option '--nope'"],
   [['serve', '--config', '/nonexistent.json'], 'floatip: read json config: ENOENT'],
