@@ -157,7 +157,9 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
         return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not a valid ip`;
       }
       if (field === 'body.name' || field === 'params.name') {
-        if (e.errorCode === 'minLength.openapi.validation') return 'pool name is empty';
+        // galaxy's Go decoder leaves an absent name empty, and says so
+        if (e.errorCode === 'minLength.openapi.validation' || e.errorCode === 'required.openapi.validation')
+          return 'pool name is empty';
         if (e.errorCode === 'pattern.openapi.validation' || e.errorCode === 'maxLength.openapi.validation')
           return `pool name ${JSON.stringify(valueAt(req, e.path))} is not a Kubernetes object name (${POOL_NAME_RULE})`;
       }

@@ -799,7 +799,8 @@ describe('R5 /v1/pool', () => {
   test('R5c bad pools are 400s naming the field; galaxy’s message for an empty name', async () => {
     const cases: [unknown, string][] = [
       [{ name: '' }, 'bad request: pool name is empty'],
-      [{}, 'bad request: body.name: is required'],
+      [{}, 'bad request: pool name is empty'],
+      [{ size: 3 }, 'bad request: pool name is empty'],
       [
         { name: 'Bad_Name' },
         `bad request: pool name "Bad_Name" is not a Kubernetes object name (lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters)`,
