@@ -236,8 +236,8 @@ export class SchedulingQueries {
    * node subnet that can serve it. Read-only (galaxy reserves addresses here, without the pod's
    * lock). A pod with the default policy only loses nodes that no entry serves at all.
    */
-  preempt(pod: V1Pod, victims: Map<string, MetaVictims>): Map<string, MetaVictims> {
-    if (!wantsFloatingIP(pod, this.resource)) return victims;
+  preempt(pod: V1Pod, victims: Map<string, MetaVictims> | null): Map<string, MetaVictims> | null {
+    if (victims === null || !wantsFloatingIP(pod, this.resource)) return victims;
     let allowed: Set<string> | undefined;
     if (policyOfPod(pod) !== ReleasePolicy.PodDelete) {
       try {

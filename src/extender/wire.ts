@@ -263,38 +263,39 @@ export interface MetaVictims {
 /** ExtenderPreemptionArgs, with full victims reduced to the meta form, as galaxy does. */
 export interface PreemptionArgs {
   readonly pod: V1Pod;
-  readonly victims: Map<string, MetaVictims>;
+  /** null: neither map had a node, nor was the meta map sent at all (galaxy's nil map, answered `null`). */
+  readonly victims: Map<string, MetaVictims> | null;
 }
 
 export function decodePreemptionArgs(body: unknown): PreemptionArgs {
   const args = asObject(body, 'the request body');
   const pod = requestPod(field(args, 'Pod'));
   const victims = new Map<string, MetaVictims>();
-  const meta = field(args, 'NodeNameToMetaVictims');
-  const full = field(args, 'NodeNameToVictims');
-  const source =
-    meta !== undefined && meta !== null && Object.keys(asObject(meta, 'NodeNameToMetaVictims')).length > 0
-      ? meta
-      : full;
-  const isMeta = source === meta;
-  if (source !== undefined && source !== null) {
-    for (const [node, v] of Object.entries(
-      asObject(source, isMeta ? 'NodeNameToMetaVictims' : 'NodeNameToVictims'),
-    )) {
-      const where = `victims of ${node}`;
-      const entry = asObject(v, where);
-      const uids = optionalList(field(entry, 'Pods'), `${where}: Pods`).map((p, i) => {
-        const pod = asObject(p, `${where}: Pods[${i}]`);
-        const uid = isMeta
-          ? field(pod, 'UID')
-          : optionalObject(pod.metadata, `${where}: Pods[${i}].metadata`)?.uid;
-        return { uid: optionalString(uid, `${where}: Pods[${i}] UID`) ?? '' };
-      });
-      const pdb = field(entry, 'NumPDBViolations') ?? 0;
-      if (typeof pdb !== 'number' || !Number.isSafeInteger(pdb))
-        throw new WireError(`${where}: NumPDBViolations must be an integer`);
-      victims.set(node, { pods: uids, numPDBViolations: pdb });
-    }
+  const given = (name: string) => {
+    const value = field(args, name);
+    return value === undefined || value === null ? undefined : asObject(value, name);
+  };
+  const meta = given('NodeNameToMetaVictims');
+  const full = given('NodeNameToVictims');
+  const fullCount = full ? Object.keys(full).length : 0;
+  // galaxy builds the meta map from the full one only when the meta map is empty and the full is not
+  const isMeta = meta !== undefined && (Object.keys(meta).length > 0 || fullCount === 0);
+  const source = isMeta ? meta : fullCount > 0 ? full : undefined;
+  if (source === undefined) return { pod, victims: null };
+  for (const [node, v] of Object.entries(source)) {
+    const where = `victims of ${node}`;
+    const entry = asObject(v, where);
+    const uids = optionalList(field(entry, 'Pods'), `${where}: Pods`).map((p, i) => {
+      const pod = asObject(p, `${where}: Pods[${i}]`);
+      const uid = isMeta
+        ? field(pod, 'UID')
+        : optionalObject(pod.metadata, `${where}: Pods[${i}].metadata`)?.uid;
+      return { uid: optionalString(uid, `${where}: Pods[${i}] UID`) ?? '' };
+    });
+    const pdb = field(entry, 'NumPDBViolations') ?? 0;
+    if (typeof pdb !== 'number' || !Number.isSafeInteger(pdb))
+      throw new WireError(`${where}: NumPDBViolations must be an integer`);
+    victims.set(node, { pods: uids, numPDBViolations: pdb });
   }
   return { pod, victims };
 }
@@ -344,7 +345,8 @@ export const encodePriorities = (list: readonly HostPriority[]): string =>
 
 export const encodeBindingResult = (error: string): string => JSON.stringify({ Error: error });
 
-export function encodePreemptionResult(victims: Map<string, MetaVictims>): string {
+export function encodePreemptionResult(victims: Map<string, MetaVictims> | null): string {
+  if (victims === null) return '{"NodeNameToMetaVictims":null}';
   // a node named __proto__ must stay a node
   const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [node, v] of victims) {

@@ -156,6 +156,6 @@ test('preempt keeps candidates whose subnet can serve the preemptor, and changes
     ['x1', { pods: [{ uid: 'v2' }], numPDBViolations: 0 }],
     ['ghost', { pods: [{ uid: 'v3' }], numPDBViolations: 0 }],
   ]);
-  expect([...queries.preempt(pod('p1'), victims).keys()]).toEqual(['a1']);
+  expect([...queries.preempt(pod('p1'), victims)!.keys()]).toEqual(['a1']);
   expect(allocator.size).toBe(0);
 });

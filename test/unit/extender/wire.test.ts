@@ -1,6 +1,11 @@
 // The extender's request decoders: every field floatip reads from a request is type-checked, and a
 // wrong type is a WireError (the server's 400) naming the field, never a crash further in.
-import { WireError, decodeExtenderArgs, decodePreemptionArgs } from '../../../src/extender/wire.js';
+import {
+  WireError,
+  decodeExtenderArgs,
+  decodePreemptionArgs,
+  encodePreemptionResult,
+} from '../../../src/extender/wire.js';
 
 const pod = (extra: Record<string, unknown> = {}) => ({
   metadata: { name: 'p', namespace: 'ns1' },
@@ -93,10 +98,24 @@ test('preempt: victims are type-checked too', () => {
   expect(() => decodePreemptionArgs(body({ Pods: [], NumPDBViolations: 'x' }))).toThrow(
     'victims of n1: NumPDBViolations must be an integer',
   );
-  expect(decodePreemptionArgs(body({ Pods: [{ UID: 'u' }], NumPDBViolations: 1 })).victims.get('n1')).toEqual(
-    {
-      pods: [{ uid: 'u' }],
-      numPDBViolations: 1,
-    },
-  );
+  expect(
+    decodePreemptionArgs(body({ Pods: [{ UID: 'u' }], NumPDBViolations: 1 })).victims!.get('n1'),
+  ).toEqual({
+    pods: [{ uid: 'u' }],
+    numPDBViolations: 1,
+  });
+});
+
+test.each<[string, Record<string, unknown>, string]>([
+  ['neither map', {}, '{"NodeNameToMetaVictims":null}'],
+  ['both null', { NodeNameToMetaVictims: null, NodeNameToVictims: null }, '{"NodeNameToMetaVictims":null}'],
+  ['an empty full map, no meta map', { NodeNameToVictims: {} }, '{"NodeNameToMetaVictims":null}'],
+  ['an empty meta map', { NodeNameToMetaVictims: {} }, '{"NodeNameToMetaVictims":{}}'],
+  [
+    'an empty meta map beside a full one: built from the full',
+    { NodeNameToMetaVictims: {}, NodeNameToVictims: { n1: { Pods: [{ metadata: { uid: 'u' } }] } } },
+    '{"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"u"}],"NumPDBViolations":0}}}',
+  ],
+])('preempt: %s is answered as galaxy’s map would be encoded', (_name, maps, answer) => {
+  expect(encodePreemptionResult(decodePreemptionArgs({ Pod: pod(), ...maps }).victims)).toBe(answer);
 });
