@@ -61,7 +61,8 @@ export function decideRelease(
     return { kind: 'keep', why: 'never release policy: kept on the pod key' };
   if (!workload.exists) return { kind: 'release', why: 'deletedAndParentAppNotExistPod' };
   const index = ordinalOf(key.podName);
-  if (index === undefined) return { kind: 'release', why: `invalid pod name of key ${key.text}` };
+  // galaxy's unbind fails here and the address stays with the key: never free what cannot be judged
+  if (index === undefined) return { kind: 'keep', why: `invalid pod name of key ${key.text}: kept` };
   if (workload.replicas < index + 1) {
     return {
       kind: 'release',

@@ -48,6 +48,13 @@ test.each<[string, AllocationKey, ReleasePolicy, WorkloadFacts, string]>([
   ['sts, immutable, index < replicas', sts, Immutable, app(3), 'keep'],
   ['sts, immutable, scaled down (index >= replicas)', sts, Immutable, app(2), 'release'],
   ['sts, immutable, app deleted', sts, Immutable, gone, 'release'],
+  [
+    'sts, immutable, an ordinal that is no integer (galaxy’s unbind fails: the address stays)',
+    AllocationKey.parse('sts_ns1_web_web-1e2'),
+    Immutable,
+    app(2),
+    'keep',
+  ],
   ['custom scalable workload, immutable', tapp, Immutable, app(2), 'keep'],
   [
     'custom workload without replicas, immutable',
