@@ -307,6 +307,7 @@ export function extenderApp(
         },
         // a shared names-only answer is kept: never in a leased buffer
         result.nodeNames ? undefined : lease?.take,
+        args.nodeListType,
       );
       if (result.nodeNames) encoded.set(result, bytes);
     }

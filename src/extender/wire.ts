@@ -177,6 +177,8 @@ export interface ExtenderArgs {
   readonly nodeSpans?: () => Span[];
   /** Node names only (nodeCacheCapable: true). */
   readonly nodeNames?: string[];
+  /** The Nodes list's `kind` and `apiVersion` where the caller sent them: the answer's list echoes them. */
+  readonly nodeListType?: string;
 }
 
 /**
@@ -191,6 +193,7 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNod
   const nodesField = nodesKey === undefined ? undefined : args[nodesKey];
   let nodes: V1Node[] | undefined;
   let nodeSpans: (() => Span[]) | undefined;
+  let nodeListType: string | undefined;
   if (nodesField !== undefined && nodesField !== null) {
     const list = asObject(nodesField, 'Nodes');
     const itemsKey = keyOf(list, 'items');
@@ -202,6 +205,7 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNod
       // JSON.parse accepts (both take a key's last value), so this is a bug, not the caller's mistake
       throw new Error('the request was read at other nodes than it has');
     }
+    nodeListType = typeMetaOf(list);
     nodes = known
       ? known.spans.map((_, i) => known.node(i))
       : ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
@@ -219,7 +223,18 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNod
     ...(nodes ? { nodes } : {}),
     ...(nodeSpans ? { nodeSpans } : {}),
     ...(nodeNames ? { nodeNames } : {}),
+    ...(nodeListType ? { nodeListType } : {}),
   };
+}
+
+/** `"kind":...,"apiVersion":...,` of a list, as Go encodes its TypeMeta (empty ones omitted), or undefined. */
+function typeMetaOf(list: Record<string, unknown>): string | undefined {
+  let out = '';
+  for (const name of ['kind', 'apiVersion']) {
+    const value = field(list, name);
+    if (typeof value === 'string' && value !== '') out += `${JSON.stringify(name)}:${JSON.stringify(value)},`;
+  }
+  return out || undefined;
 }
 
 /** A Node of a full-Node request, decoded (full-nodes.ts remembers it by its bytes). */
@@ -321,10 +336,11 @@ export function encodeFilterResult(
   result: FilterResult,
   serialisedNode: (node: V1Node) => Buffer,
   alloc?: (size: number) => Buffer,
+  nodeListType = '',
 ): Buffer {
   const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
   if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
-  const parts: Buffer[] = [Buffer.from('{"Nodes":{"metadata":{},"items":[')];
+  const parts: Buffer[] = [Buffer.from(`{"Nodes":{${nodeListType}"metadata":{},"items":[`)];
   result.nodes.forEach((node, i) => {
     if (i > 0) parts.push(COMMA);
     parts.push(serialisedNode(node));

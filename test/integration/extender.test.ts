@@ -121,6 +121,22 @@ describe('E5-1 wire format', () => {
       JSON.parse(JSON.stringify(body.Nodes.items)),
     );
   });
+  test('E5-1f a Nodes list sent with its kind and apiVersion gets them back (galaxy echoes the list); one without, none', async () => {
+    const pod = await world.pod({ name: 'bare-0' });
+    const node = await world.core.readNode({ name: 'a1' });
+    for (const wanted of [true, false]) {
+      const asked = await world.pod({ name: `typed-${wanted}`, wants: wanted });
+      const typed = await world.post('filter', {
+        Pod: asked,
+        Nodes: { kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [node] },
+      });
+      expect(
+        typed.text.startsWith('{"Nodes":{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[{'),
+      ).toBe(true);
+    }
+    const plain = await world.post('filter', { Pod: pod, Nodes: { items: [node] } });
+    expect(plain.text.startsWith('{"Nodes":{"metadata":{},"items":[{')).toBe(true);
+  });
 });
 
 describe('E5-2 filter', () => {
