@@ -204,7 +204,9 @@ export class Binder {
     if ('reason' in facts) throw new BindError(`${facts.reason} (node ${nodeName})`, 'validation');
     const undo: Undo[] = [];
     try {
-      const addresses = await this.assign(key, args, facts.subnet, attrs, undo);
+      // the FloatingIP creates leave the binding its least time: past that it would not start
+      const timeLeft = () => deadline - this.clock() - BINDING_MIN_MS;
+      const addresses = await this.assign(key, args, facts.subnet, attrs, undo, timeLeft);
       const ipinfos = addresses.map((a) => this.ipInfoOf(a));
       const annotation = formatCniArgs({ groups: args.groups, ipinfos });
       await this.binding.bind(pod, key, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation }, deadline);
@@ -234,6 +236,7 @@ export class Binder {
     nodeSubnet: string,
     attrs: Attrs,
     undo: Undo[],
+    timeLeft: () => number,
   ): Promise<Allocation[]> {
     const groups = args.groups;
     const reused: (Allocation | undefined)[] =
@@ -261,12 +264,10 @@ export class Binder {
     if (groups.length > 0) {
       const missing = groups.map((_, i) => i).filter((i) => reused[i] === undefined);
       if (missing.length > 0) {
-        const made = await this.store.allocate({
-          key: key.text,
-          nodeSubnet,
-          attrs,
-          groups: missing.map((i) => groups[i]!),
-        });
+        const made = await this.store.allocate(
+          { key: key.text, nodeSubnet, attrs, groups: missing.map((i) => groups[i]!) },
+          timeLeft,
+        );
         releaseMade(made);
         missing.forEach((g, j) => (result[g] = made[j]));
       }
@@ -278,10 +279,10 @@ export class Binder {
     let made: Allocation[];
     if (sharesAppAddresses(key, attrs.policy)) {
       made = await this.locks.app(key.poolPrefix, () =>
-        this.assignInApp(key, nodeSubnet, attrs, families, held.length > 0, undo),
+        this.assignInApp(key, nodeSubnet, attrs, families, held.length > 0, undo, timeLeft),
       );
     } else {
-      made = await this.store.allocate({ key: key.text, nodeSubnet, attrs, families });
+      made = await this.store.allocate({ key: key.text, nodeSubnet, attrs, families }, timeLeft);
       releaseMade(made);
     }
     return [...held, ...made].sort((a, b) => a.family - b.family);
@@ -299,6 +300,7 @@ export class Binder {
     families: readonly Family[],
     holdsSome: boolean,
     undo: Undo[],
+    timeLeft: () => number,
   ): Promise<Allocation[]> {
     if (!holdsSome) checkAppLimit(this.allocator, appLimit(key, this.apps.appFacts(key)), key);
     const made: Allocation[] = [];
@@ -316,7 +318,10 @@ export class Binder {
         );
         made.push(got);
       } else {
-        const [got] = await this.store.allocate({ key: key.text, nodeSubnet, attrs, families: [family] });
+        const [got] = await this.store.allocate(
+          { key: key.text, nodeSubnet, attrs, families: [family] },
+          timeLeft,
+        );
         undo.push(() => this.store.release(got!.ip, { key: key.text, podUid: attrs.podUid }));
         made.push(got!);
       }

@@ -132,10 +132,10 @@ export class CustomResourceClient {
     }
   }
 
-  /** Creates the object (FloatingIPs on every bind: the lean writer, json-post.ts). */
-  async create(body: object): Promise<unknown> {
+  /** Creates the object (FloatingIPs on every bind: the lean writer, json-post.ts), answered within `timeoutMs`. */
+  async create(body: object, timeoutMs?: number): Promise<unknown> {
     const name = (body as { metadata?: { name?: string } }).metadata?.name;
-    return this.writer.post(this.path, body, `create ${this.describe(name)}`);
+    return this.writer.post(this.path, body, `create ${this.describe(name)}`, timeoutMs);
   }
 
   /** A JSON merge patch; a `metadata.resourceVersion` in it makes it conditional. */

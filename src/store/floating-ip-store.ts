@@ -87,13 +87,17 @@ export class FloatingIPStore {
 
   // ---- decisions, persisted
 
-  /** New addresses for a key (see Allocator.allocate), each recorded as a FloatingIP object. */
-  async allocate(request: AllocateRequest): Promise<Allocation[]> {
+  /**
+   * New addresses for a key (see Allocator.allocate), each recorded as a FloatingIP object. With
+   * `timeLeft` (milliseconds, asked before each create), no create is started without time left
+   * and none waits longer for its answer.
+   */
+  async allocate(request: AllocateRequest, timeLeft?: () => number): Promise<Allocation[]> {
     for (let attempt = 1; ; attempt++) {
       // the allocator takes the addresses at once, so no concurrent call can choose them
       const chosen = this.allocator.allocate(request);
       try {
-        await this.createAll(chosen);
+        await this.createAll(chosen, timeLeft);
         return chosen;
       } catch (err) {
         if (err instanceof AlreadyAllocatedError && attempt < ALLOCATE_ATTEMPTS) continue;
@@ -207,12 +211,16 @@ export class FloatingIPStore {
    * Records newly chosen addresses, all or nothing. On any failure the objects created are deleted
    * again and memory is brought to what the API server holds.
    */
-  private async createAll(chosen: readonly Allocation[]): Promise<void> {
+  private async createAll(chosen: readonly Allocation[], timeLeft?: () => number): Promise<void> {
     const outcomes = await Promise.allSettled(
       chosen.map((a) =>
         this.versions.withAddress(a.ip, async () => {
           this.guard();
-          const created = await this.api.create(toFloatingIPObject(a));
+          const left = timeLeft?.();
+          if (left !== undefined && left <= 0) {
+            throw new Error(`no time left to create FloatingIP ${objectNameOf(a.ip)} for ${a.key}`);
+          }
+          const created = await this.api.create(toFloatingIPObject(a), left);
           const version = versionOf(created);
           this.versions.raise(a.ip, version);
           return version;

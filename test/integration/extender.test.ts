@@ -498,6 +498,22 @@ describe('E5-3 bind', () => {
     expect(await world.addressesOf('next-0')).toEqual(['10.0.100.11', 'fd00:100::11']);
   });
 
+  test('E5-3k a FloatingIP create stalled past the bind’s budget: answered in time, nothing doubled, and the late object is the pod’s next time', async () => {
+    const pod = await world.pod({ name: 'slow-create' });
+    world.server.faults.delayNext({ verb: 'create', resource: 'floatingips', name: '10.0.100.10' }, 6000);
+    const started = Date.now();
+    expect(await world.bind(pod, 'a2')).toMatch(/10\.0\.100\.10.*no answer within/);
+    expect(Date.now() - started).toBeLessThan(4500);
+    // the create lands after all: memory follows by the watch, for the pod's key
+    await eventually(
+      'the late FloatingIP to reach floatip',
+      async () => world.floatip.allocator.get('10.0.100.10')?.key === 'NULL_ns1_NULL_slow-create',
+    );
+    expect(await world.bind(pod, 'a2')).toBe('');
+    expect(await world.addressesOf('slow-create')).toEqual(['10.0.100.10', 'fd00:100::10']);
+    await world.expectConsistent();
+  });
+
   test('E5-3f a pod that does not want the resource is refused in galaxy’s words', async () => {
     const pod = await world.pod({ name: 'plain', wants: false });
     expect(await world.bind(pod, 'a1')).toBe("pod which doesn't want floatingip have been sent to plugin");
