@@ -88,6 +88,12 @@ class Session {
       return body as ReleaseAnswer;
     const said =
       typeof body === 'object' && body?.message ? body.message : JSON.stringify(answer.body).slice(0, 300);
+    // a Kubernetes Status is the API server's own answer: the request never reached floatip
+    if ((body as { kind?: unknown } | null)?.kind === 'Status') {
+      throw new Error(
+        `the API server answered ${answer.status} to POST ${path}, before floatip: ${said} (release goes through the API server's service proxy to ${this.g.service}; an API server without one, such as npm start's embedded server, cannot carry it: call floatip's REST API there directly, POST /v1/ip)`,
+      );
+    }
     throw new Error(
       `floatip's REST API at ${this.g.service} (POST ${path}) answered ${answer.status}: ${said}`,
     );

@@ -77,3 +77,23 @@ test('a reader that closes the pipe early ends the output quietly, without a sta
   );
   expect(stderr).toBe('');
 });
+
+test('release where the API server has no service proxy (the embedded one of npm start) says the API server refused, not floatip', async () => {
+  const res = await fetch(`${server.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'galaxy.k8s.io/v1alpha1',
+      kind: 'FloatingIP',
+      metadata: { name: '10.0.100.10' },
+      spec: { key: 'NULL_default_NULL_gone', attribute: '', policy: 0, updateTime: '2026-01-01T00:00:00Z' },
+    }),
+  });
+  expect(res.status).toBe(201);
+  const { code, err } = await fip('release', '10.0.100.10');
+  expect(code).toBe(2);
+  expect(err).toMatch(
+    /^kubectl fip: the API server answered 405 to POST \/api\/v1\/namespaces\/kube-system\/services\/floatip:api-port\/proxy\/v1\/ip, before floatip: /,
+  );
+  expect(err).toContain('service proxy');
+});
