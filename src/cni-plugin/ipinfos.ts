@@ -38,10 +38,12 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
   return args;
 }
 
-// A name that cannot be an object's and that names another path in a URL (`pods/..` is the
-// namespace, `namespaces/../pods/x` all pods' x), as client-go refuses it: src/kube/path-segment.ts's
-// rule, restated because that module loads client-node, which the plugin's start must not
-const isPathSegment = (name: string) => name !== '.' && name !== '..' && !/[/%]/.test(name);
+// What kubelet can name: a namespace is a DNS label, a pod name a DNS subdomain (Kubernetes'
+// validation of both). Anything else would name another path in a URL (`pods/..` is the namespace,
+// `namespaces/../pods/x` all pods' x), or send the API server a name it refuses in a 431.
+const LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const isNamespace = (name: string) => name.length <= 63 && new RegExp(`^${LABEL}$`).test(name);
+const isPodName = (name: string) => name.length <= 253 && new RegExp(`^${LABEL}(\\.${LABEL})*$`).test(name);
 
 interface PodObject {
   metadata?: { uid?: string; annotations?: Record<string, string> };
@@ -70,10 +72,11 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
       'CNI_ARGS names no pod (K8S_POD_NAMESPACE, K8S_POD_NAME) and hands over no ipinfos',
     );
   }
-  if (!isPathSegment(namespace) || !isPathSegment(name)) {
+  if (!isNamespace(namespace) || !isPodName(name)) {
+    const named = `${namespace}/${name}`;
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_ARGS names no pod a Kubernetes name can name: ${JSON.stringify(`${namespace}/${name}`)}`,
+      `CNI_ARGS names no pod a Kubernetes name can name: ${JSON.stringify(named.length > 300 ? `${named.slice(0, 300)}...` : named)}`,
     );
   }
   if (network.kubeconfig === undefined) {

@@ -348,6 +348,25 @@ test('what names no pod or puts nothing on it is refused: `..` as a pod name, no
       msg: `CNI_ARGS names no pod a Kubernetes name can name: ${JSON.stringify(`${namespace}/${name}`)}`,
     });
   }
+  // what kubelet can never send: refused before the API server is asked (it answered a long one 431)
+  for (const [namespace, name] of [
+    ['ns1', 'x'.repeat(100_000)],
+    ['Default', 'x'],
+    ['ns1', 'a_b'],
+  ] as const) {
+    const refused = refusal(
+      `pod ${namespace}/${name.slice(0, 20)}`,
+      await runPlugin(
+        cniEnv('ADD', 'p1', 'x', { K8S_POD_NAMESPACE: namespace, K8S_POD_NAME: name }),
+        config(),
+      ),
+    );
+    expect(refused).toMatchObject({
+      code: 4,
+      msg: expect.stringMatching(/^CNI_ARGS names no pod a Kubernetes name can name: "/),
+    });
+    expect((refused.msg as string).length).toBeLessThan(400);
+  }
   for (const ipinfos of ['[]', 'null'])
     expect(
       refusal(`ipinfos=${ipinfos}`, await runPlugin(cniEnv('ADD', 'e1', 'x', { ipinfos }), config())),
