@@ -43,7 +43,8 @@ const VERB_SHAPES: Record<string, (json: unknown) => boolean> = {
     Array.isArray(j) &&
     j.every((p) => isObject(p) && typeof p.Host === 'string' && typeof p.Score === 'number'),
   bind: (j) => isObject(j) && typeof j.Error === 'string',
-  preempt: (j) => isObject(j) && isObject(j.NodeNameToMetaVictims),
+  // null: galaxy's nil map, when no victims were sent
+  preempt: (j) => isObject(j) && (isObject(j.NodeNameToMetaVictims) || j.NodeNameToMetaVictims === null),
 };
 VERB_SHAPES.priority = VERB_SHAPES.prioritize!;
 
