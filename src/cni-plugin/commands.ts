@@ -1,7 +1,8 @@
 // The CNI operations. ADD undoes what it did when any part fails; DEL succeeds when the pod, its
 // annotation, its state or its interfaces are already gone; CHECK finds what ADD added in the
-// runtime's prevResult and asks each delegate to verify its interface (addresses and routes); GC forgets attachments the runtime no longer lists; STATUS asks
-// the API server for a pod, which needs exactly the RBAC ADD needs.
+// runtime's prevResult and asks each delegate to verify its interface (addresses and routes); GC
+// forgets attachments the runtime no longer lists; STATUS asks the API server for a pod, which needs
+// exactly the RBAC ADD needs.
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
   groupIPInfos,

@@ -137,14 +137,8 @@ const serves = (allocator: Allocator, a: Allocation, nodeSubnet: string) =>
 /** Node subnets where a pod without range groups can use what its key holds (heldForNode). */
 function subnetsServingHeld(allocator: Allocator, held: readonly Allocation[]): Set<string> {
   const families = [...new Set(held.map((a) => a.family))];
-  return intersection(
-    families.map((f) =>
-      subnetsServingAny(
-        allocator,
-        held.filter((a) => a.family === f),
-      ),
-    ),
-  );
+  const ofFamily = (f: Family) => held.filter((a) => a.family === f);
+  return intersection(families.map((f) => subnetsServingAny(allocator, ofFamily(f))));
 }
 
 /** Node subnets where at least one of these addresses can be used. */
