@@ -62,8 +62,9 @@ export interface Environment {
   readonly path: readonly string[];
 }
 
-// the state file of an attachment is named after these, so they may not climb out of its directory
-const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+// the state file of an attachment is named after these, so they may not climb out of its directory,
+// and `<container>:<ifname>.json` must fit a file name (255 bytes; runtimes' IDs are 64 characters)
+const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,233}$/;
 const IFNAME = /^[^/\s:]{1,15}$/;
 
 export function readCommand(env: NodeJS.ProcessEnv): Command {
@@ -91,7 +92,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
   if (containerId !== '' && !CONTAINER_ID.test(containerId)) {
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_CONTAINERID ${JSON.stringify(containerId)} is not a container ID`,
+      `CNI_CONTAINERID ${JSON.stringify(containerId.length > 100 ? `${containerId.slice(0, 100)}...` : containerId)} is not a container ID (letters, digits, '_', '.', '-'; at most 234)`,
     );
   }
   const ifname = need('CNI_IFNAME', attachment);

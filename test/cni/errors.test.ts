@@ -441,6 +441,16 @@ test('what the runtime got wrong: version, environment, configuration', async ()
     msg: 'cniVersion "0.2.0" is not supported',
     details: 'floatip-cni supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0',
   });
+  expect(
+    refusal(
+      'a container ID too long for its state file',
+      await runPlugin(cniEnv('ADD', 'c'.repeat(5000), 'x'), config()),
+    ),
+  ).toEqual({
+    cniVersion: '1.0.0',
+    code: 4,
+    msg: `CNI_CONTAINERID "${'c'.repeat(100)}..." is not a container ID (letters, digits, '_', '.', '-'; at most 234)`,
+  });
   const { CNI_CONTAINERID: _, ...noContainer } = cniEnv('ADD', 'c1', 'x');
   expect(refusal('no CNI_CONTAINERID', await runPlugin(noContainer, config()))).toEqual({
     cniVersion: '1.0.0',
