@@ -91,7 +91,7 @@ class Session {
     // a Kubernetes Status is the API server's own answer: the request never reached floatip
     if ((body as { kind?: unknown } | null)?.kind === 'Status') {
       throw new Error(
-        `the API server answered ${answer.status} to POST ${path}, before floatip: ${said} (release goes through the API server's service proxy to ${this.g.service}; an API server without one, such as npm start's embedded server, cannot carry it: call floatip's REST API there directly, POST /v1/ip)`,
+        `the API server answered ${answer.status} to POST ${path}, before floatip: ${said} (release goes through the API server's service proxy to ${this.g.service}, which needs that Service with a ready endpoint; npm start's embedded API server has no proxy: there, POST floatip's REST API /v1/ip directly)`,
       );
     }
     throw new Error(

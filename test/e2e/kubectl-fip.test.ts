@@ -356,7 +356,7 @@ scenario(
     expect(noService.code).toBe(2);
     expect(noService.stderr).toMatch(
       // v1.20: the Service is gone; the current release may still answer for it without endpoints
-      /floatip's REST API at kube-system\/floatip:api-port \(POST \/api\/v1\/namespaces\/kube-system\/services\/floatip:api-port\/proxy\/v1\/ip\) answered (404: services "floatip" not found|503: no endpoints available for service "floatip")/,
+      /the API server answered (404|503) to POST \/api\/v1\/namespaces\/kube-system\/services\/floatip:api-port\/proxy\/v1\/ip, before floatip: (services "floatip" not found|no endpoints available for service "floatip") \(release goes through the API server's service proxy to kube-system\/floatip:api-port, which needs that Service with a ready endpoint/,
     );
     expect(await objects()).toContain(ipOf(lone));
     await exposeFloatipApi(kc, floatip.apiPort!);
