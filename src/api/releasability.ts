@@ -76,4 +76,4 @@ export function judge(allocation: Allocation | undefined, pod: PodState): Releas
 }
 
 /** galaxy's reason for an address its pod keeps, to the letter (spec Appendix A). */
-const podStatusReason = (status: string) => `releasable is false, pod status ${status}`;
+export const podStatusReason = (status: string) => `releasable is false, pod status ${status}`;

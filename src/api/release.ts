@@ -22,7 +22,7 @@ import type { PodLookup } from '../kube/pod-lookup.js';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import { type AuditSink, releaseAudited } from '../store/release-audit.js';
-import { type PodState, type Releasability, judge, podOf } from './releasability.js';
+import { type PodState, type Releasability, judge, podOf, podStatusReason } from './releasability.js';
 import { timeSlicer } from './time-slice.js';
 
 export interface ReleaseItem {
@@ -59,10 +59,13 @@ export interface ReleaseOptions {
   readonly dryRun?: boolean;
 }
 
-/** The key a release entry names (galaxy's NewKeyObj, docs/galaxy.md#keys-from-parts-newkeyobj); "" when it names no owner. */
-export function requestedKey(item: ReleaseItem): string {
+/**
+ * The key a release entry names (galaxy's NewKeyObj, docs/galaxy.md#keys-from-parts-newkeyobj);
+ * undefined when it names no owner. A pod name alone makes the empty key, which no address has.
+ */
+export function requestedKey(item: ReleaseItem): string | undefined {
   // galaxy's releasability asks for a pod, app or pool name; a namespace alone names no owner
-  if (!item.podName && !item.appName && !item.poolName) return '';
+  if (!item.podName && !item.appName && !item.poolName) return undefined;
   return AllocationKey.fromParts(
     typePrefixOfAppType(item.appType ?? ''),
     item.namespace ?? '',
@@ -105,9 +108,8 @@ export async function releaseIPs(
   for (const item of items) {
     await pause();
     const key = requestedKey(item);
-    const outcome = key
-      ? await deps.locks.forKey(key, () => releaseOne(deps, item.ip, key, options))
-      : NO_OWNER;
+    const outcome =
+      key === undefined ? NO_OWNER : await deps.locks.forKey(key, () => releaseOne(deps, item, key, options));
     if (outcome.ok) released.push(item.ip);
     else (outcome.refused ? refused : failed).push({ ...outcome, ip: item.ip });
   }
@@ -134,11 +136,11 @@ export async function releaseIPs(
 
 async function releaseOne(
   deps: ReleaseDeps,
-  requested: string,
+  item: ReleaseItem,
   key: string,
   options: ReleaseOptions,
 ): Promise<Verdict> {
-  const verdict = await decide(deps, requested, key);
+  const verdict = await decide(deps, item, key);
   if (!verdict.ok || options.dryRun) return verdict;
   const a = verdict.allocation;
   try {
@@ -161,9 +163,16 @@ async function releaseOne(
   return verdict;
 }
 
-async function decide(deps: ReleaseDeps, requested: string, key: string): Promise<Verdict> {
-  const ip = canonicalAddress(requested);
+async function decide(deps: ReleaseDeps, item: ReleaseItem, key: string): Promise<Verdict> {
+  const ip = canonicalAddress(item.ip);
   const a = deps.allocator.get(ip);
+  // galaxy asks first whether the pod the entry names exists, then whose the address is: an entry
+  // naming a live pod is refused with that pod's status, whoever holds the address
+  if (a?.key !== key) {
+    const holder = a ? `${ip} is held by ${a.key}` : `${ip} is held by no pod`;
+    const named = await entryPodRefusal(deps.pods, item, holder);
+    if (named) return named;
+  }
   if (!a) {
     const reason = deps.allocator.isConfigured(ip)
       ? `${ip} is not allocated (already released)`
@@ -176,7 +185,9 @@ async function decide(deps: ReleaseDeps, requested: string, key: string): Promis
       ok: false,
       refused: false,
       reason: `ip allocated to another pod ${a.key}`,
-      detail: `the request names ${key}`,
+      detail: key
+        ? `the request names ${key}`
+        : 'the entry names a pod without its namespace and app: the empty key',
     };
   }
   const byPod = judge(a, await podState(deps.pods, a.key));
@@ -190,6 +201,33 @@ const refusal = (judged: Releasability): Verdict => ({
   reason: judged.reason ?? 'releasable is false',
   detail: judged.detail ?? '',
 });
+
+/** galaxy's releasability of an entry, from its own fields: refused while the pod it names exists. */
+async function entryPodRefusal(
+  pods: Pick<PodLookup, 'find'>,
+  item: ReleaseItem,
+  holder: string,
+): Promise<Verdict | undefined> {
+  if (!item.podName || !item.namespace) return undefined;
+  const who = `${item.namespace}_${item.podName}`;
+  let pod: PodState;
+  try {
+    pod = await pods.find(item.namespace, item.podName);
+  } catch {
+    pod = 'unknown';
+  }
+  if (pod === undefined) return undefined;
+  const status = pod === 'unknown' ? 'Unknown' : (pod.status?.phase ?? '');
+  return {
+    ok: false,
+    refused: true,
+    reason: podStatusReason(status),
+    detail:
+      pod === 'unknown'
+        ? `cannot tell whether pod ${who} exists`
+        : `pod ${who} (uid ${pod.metadata?.uid ?? ''}) exists, and ${holder}`,
+  };
+}
 
 /** The pod a key names: the cache first, then the API server (the cache may lag behind a create). */
 async function podState(pods: Pick<PodLookup, 'find'>, key: string): Promise<PodState> {

@@ -520,8 +520,9 @@ describe('R4 POST /v1/ip', () => {
         // the caller believes web-9 holds it; web-1 does
         { ip: moved.ip, namespace: 'ns1', appName: 'web', podName: 'web-9' },
         { ip: '10.0.100.16', poolName: 'reserved-for-node' },
-        { ip: '10.0.100.19', namespace: 'ns1', appName: 'web', podName: 'web-0' },
-        { ip: '192.168.7.7', namespace: 'ns1', appName: 'web', podName: 'web-0' },
+        // for a pod that is gone (one that exists refuses with its status first: R4i)
+        { ip: '10.0.100.19', namespace: 'ns1', appName: 'web', podName: 'web-9' },
+        { ip: '192.168.7.7', namespace: 'ns1', appName: 'web', podName: 'web-9' },
         { ip: '10.0.100.18' },
       ],
     });
@@ -609,6 +610,40 @@ describe('R4 POST /v1/ip', () => {
       202,
       [held.ip, held.ip],
       ['releasable is false, pod status ', 'releasable is false, pod status '],
+    ]);
+    expect(world.floatip.allocator.get(held.ip)?.key).toBe('sts_ns1_web_web-0');
+  });
+
+  test('R4i galaxy asks first whether the pod the entry names exists, then whose the address is; a pod name alone builds the empty key', async () => {
+    const held = await boundSts('web-0');
+    const other = await sts('web-1');
+    const res = await post('/v1/ip', {
+      ips: [
+        // web-1 exists but does not hold it: galaxy refuses with web-1's status
+        { ip: held.ip, namespace: 'ns1', appName: 'web', podName: 'web-1' },
+        // galaxy builds the empty key from a pod name alone, which no address has
+        { ip: held.ip, podName: 'web-0' },
+        // a live pod named for a free address is still refused by its status
+        { ip: '10.0.100.19', namespace: 'ns1', appName: 'web', podName: 'web-1' },
+      ],
+    });
+    expect([res.status, res.body]).toEqual([
+      202,
+      {
+        code: 202,
+        message: 'Released 0 ips, 3 ips failed, please check the reasons why they failed',
+        unreleased: [held.ip, '10.0.100.19', held.ip],
+        reasons: [
+          'releasable is false, pod status Pending',
+          'releasable is false, pod status Pending',
+          'ip allocated to another pod sts_ns1_web_web-0',
+        ],
+        details: [
+          `pod ns1_web-1 (uid ${other.metadata!.uid}) exists, and ${held.ip} is held by sts_ns1_web_web-0`,
+          `pod ns1_web-1 (uid ${other.metadata!.uid}) exists, and 10.0.100.19 is held by no pod`,
+          'the entry names a pod without its namespace and app: the empty key',
+        ],
+      },
     ]);
     expect(world.floatip.allocator.get(held.ip)?.key).toBe('sts_ns1_web_web-0');
   });
