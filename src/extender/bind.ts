@@ -121,7 +121,7 @@ export class Binder {
       if (!wantsFloatingIP(pod, this.options.resource))
         return "pod which doesn't want floatingip have been sent to plugin";
       podUid = uid || (pod.metadata?.uid ?? '');
-      await this.locks.pod(namespace, name, () => {
+      await this.locks.pod(namespace, name, async () => {
         // decided before anything is written: a bound pod stays where it is
         const boundTo = this.boundNodeOf(namespace, name, podUid, pod);
         if (boundTo !== undefined) {
@@ -140,9 +140,11 @@ export class Binder {
             'transient',
           );
         }
-        return this.bindLocked(pod, podUid, nodeName, deadline);
+        await this.bindLocked(pod, podUid, nodeName, deadline);
+        // before the lock is let go: a bind of the pod waiting behind this one must find it bound,
+        // and the pod cache may not show the binding yet
+        this.remember(namespace, name, podUid, nodeName);
       });
-      this.remember(namespace, name, podUid, nodeName);
       this.refusals?.bound(namespace, name);
       const unknown = unknownReleasePolicyOf(pod);
       if (unknown !== undefined) this.warnUnknownPolicy(pod, unknown);

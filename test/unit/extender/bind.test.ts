@@ -221,6 +221,16 @@ test('a pod already bound is refused before anything is written, also right afte
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
 });
 
+test('two binds of one pod at once: the one behind the lock sees the first bound and writes nothing', async () => {
+  const { binder, store, bindings, add } = setup();
+  add(pod('p1'));
+  expect(
+    await Promise.all([binder.bind('ns1', 'p1', 'uid-p1', 'a1'), binder.bind('ns1', 'p1', 'uid-p1', 'a1')]),
+  ).toEqual(['', 'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"']);
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+  expect(bindings).toHaveLength(1);
+});
+
 test('a Deployment pod takes its app’s parked address, and its limit holds under the app’s lock', async () => {
   const { binder, store, allocator, add } = setup(1);
   const parked = { policy: ReleasePolicy.Never, nodeName: '', podUid: '' };
