@@ -40,10 +40,22 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   return { groups: parseGroups(args.request_ip_range), ipinfos: parseIPInfos(args.common?.ipinfos) };
 }
 
+/**
+ * One interface per group: more than any pod has. Matching groups to distinct addresses grows with
+ * the square of their number, so a 100 KB annotation of thousands of groups (under the API server's
+ * 256 KiB) held floatip's event loop for seconds and ran it out of memory.
+ */
+export const MAX_RANGE_GROUPS = 64;
+
 function parseGroups(raw: unknown): RangeGroup[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw))
     throw new CniArgsError('unmarshal pod cni args: request_ip_range must be a list of lists');
+  if (raw.length > MAX_RANGE_GROUPS) {
+    throw new CniArgsError(
+      `request_ip_range has ${raw.length} groups, one interface each; floatip gives a pod at most ${MAX_RANGE_GROUPS}`,
+    );
+  }
   return raw.map((group: unknown) => {
     if (!Array.isArray(group)) {
       throw new CniArgsError('unmarshal pod cni args: request_ip_range must be a list of lists');

@@ -4,6 +4,7 @@
 // release policy is galaxy's default, with a Warning Event (13.12).
 import type { V1Node } from '@kubernetes/client-node';
 import { World } from './world.js';
+import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
 
 const A = '10.0.1.0/24';
 const B = '10.0.2.0/24';
@@ -169,6 +170,27 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
     // a filter of that size is read, as full Nodes make filters large
     expect((await world.post('filter', { Pod: pod, NodeNames: ['a1'], pad })).status).toBe(200);
     expect(await world.bind(pod, 'a1')).toBe('');
+  });
+
+  test('a pod asking for 8,000 interfaces (request_ip_range groups) is refused by filter and bind, and floatip stays up', async () => {
+    // a 264 KB annotation in the filter's pod ran floatip out of memory; one of 3,000 groups the API
+    // server stores held a bind for 8 s
+    const many = (n: number) => Array.from({ length: n }, () => ['fd00:100::10~fd00:100::ffff']);
+    const refused = 'request_ip_range has 3000 groups, one interface each; floatip gives a pod at most 64';
+    const pod = await world.pod({ name: 'p1', ranges: many(3000) });
+    expect(await world.filter(pod, ['a1', 'b1'])).toMatchObject({ passed: [], error: refused });
+    expect(await world.bind(pod, 'a1')).toBe(refused);
+    const forged = {
+      ...pod,
+      metadata: {
+        ...pod.metadata,
+        annotations: { [CNI_ARGS_ANNOTATION]: JSON.stringify({ request_ip_range: many(8000) }) },
+      },
+    };
+    expect((await world.filter(forged, ['a1'])).error).toBe(refused.replace('3000', '8000'));
+    expect(world.floatip.allocator.byKey('NULL_ns1_NULL_p1')).toEqual([]);
+    const ok = await world.pod({ name: 'p2' });
+    expect(await world.bind(ok, 'a1')).toBe('');
   });
 
   test('a full Node nested 20,000 levels deep in a field floatip does not read is echoed as it came', async () => {

@@ -32,9 +32,18 @@ test.each([
   ['{"request_ip_range":["10.0.0.1"]}', /request_ip_range must be a list of lists/],
   ['{"request_ip_range":[["10.0.0.9~10.0.0.1"]]}', /^bad IPRange format "10.0.0.9~10.0.0.1"$/],
   ['{"request_ip_range":[[5]]}', /^bad IPRange format 5$/],
+  [
+    JSON.stringify({ request_ip_range: Array.from({ length: 65 }, () => ['10.0.0.1~10.0.0.9']) }),
+    /^request_ip_range has 65 groups, one interface each; floatip gives a pod at most 64$/,
+  ],
 ])('%s is refused', (text, message) => {
   expect(() => parseCniArgs(text)).toThrow(CniArgsError);
   expect(() => parseCniArgs(text)).toThrow(message);
+});
+
+test('64 groups, one interface each, are taken', () => {
+  const groups = Array.from({ length: 64 }, (_, i) => [`10.0.${i}.1~10.0.${i}.9`]);
+  expect(parseCniArgs(JSON.stringify({ request_ip_range: groups })).groups).toHaveLength(64);
 });
 
 test("bind's output is galaxy's: compact, ordered, normalised, unknown keys dropped", () => {
