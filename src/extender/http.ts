@@ -369,9 +369,12 @@ export function extenderApp(
     res: ServerResponse,
     verb: Verb,
     lease: BufferLease | undefined,
+    read: () => void,
   ) => {
     const most = Math.min(limit, verb.limit ?? limit);
-    const raw = decoded(req, await readBody(req, most, lease), most);
+    const body = await readBody(req, most, lease);
+    read();
+    const raw = decoded(req, body, most);
     await verb.handler(req, res, readRequest(raw, verb.reader), raw, lease);
   };
 
@@ -405,11 +408,20 @@ export function extenderApp(
       res.setHeader('Allow', 'POST');
       return sendError(res, 405, `method not allowed: ${req.method} ${pathOf(req.url)} takes POST`);
     }
-    inFlight.enter();
+    // in flight once its body is read: a shutdown waits for what is being answered or relayed, not
+    // for a body still arriving (a caller sending a byte a second held SIGTERM for minutes)
+    let entered = false;
+    let closed = false;
+    const read = () => {
+      if (closed) return;
+      inFlight.enter();
+      entered = true;
+    };
     const lease = verb.reader && buffers.lease();
-    const done = answer(req, res, verb, lease).catch((err: unknown) => failed(req, res, err));
+    const done = answer(req, res, verb, lease, read).catch((err: unknown) => failed(req, res, err));
     res.on('close', () => {
-      inFlight.leave();
+      closed = true;
+      if (entered) inFlight.leave();
       // the body's and the answer's buffers are free once the answer is sent (or can no longer be)
       // and the handler is done with the body (a follower's filter forwards it to the leader)
       if (lease) void done.then(() => lease.end());

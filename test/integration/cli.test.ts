@@ -232,3 +232,40 @@ test('15: floatip serve --master with a plain-HTTP API server serves it', async 
     await apiserver.stop();
   }
 }, 60_000);
+
+test('16: SIGTERM does not wait for a caller still sending its body: floatip exits, and that connection is closed', async () => {
+  const floatip = background(
+    'serve',
+    '--leader-elect=false',
+    '--port',
+    '0',
+    '--api-port',
+    '0',
+    '--embedded-port',
+    String(await freePort()),
+    '--bind',
+    '127.0.0.1',
+  );
+  const [, port] = await floatip.waitFor(
+    /"url":"http:\/\/127\.0\.0\.1:(\d+)","leaderElection":false,"msg":"scheduler extender listening"/,
+  );
+  // a body promised at 100,000 bytes, of which a few arrive, then one byte a second
+  const socket = connect(Number(port), '127.0.0.1');
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.on('error', () => undefined);
+  socket.write(
+    'POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"Pod":',
+  );
+  const trickle = setInterval(() => socket.write(' '), 1000);
+  try {
+    await new Promise((r) => setTimeout(r, 1500));
+    const stopping = Date.now();
+    expect(await floatip.stop()).toBe(0);
+    // the shutdown's own steps take well under this; the body would have kept it for minutes
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+    await closed;
+  } finally {
+    clearInterval(trickle);
+    socket.destroy();
+  }
+}, 60_000);
