@@ -100,7 +100,9 @@ export class Binder {
   /**
    * Allocates (or reuses) the pod's addresses, records them, and binds the pod. Returns "" or the
    * error. `budgetMs` (at most the configured budget) is what the caller has left of its own: a
-   * forwarding replica passes on what remains of the scheduler's wait.
+   * forwarding replica passes on what remains of the scheduler's wait. `callerGone` says whether
+   * the caller has stopped waiting (its connection closed): the budget starts when the handler
+   * does, and a replica paused for seconds (SIGSTOP, a frozen VM) meets requests its caller gave up on.
    */
   async bind(
     namespace: string,
@@ -108,6 +110,7 @@ export class Binder {
     uid: string,
     nodeName: string,
     budgetMs?: number,
+    callerGone?: () => boolean,
   ): Promise<string> {
     const own = this.options.budgetMs ?? DEFAULT_BIND_BUDGET_MS;
     const deadline = this.clock() + Math.min(own, budgetMs ?? own);
@@ -134,13 +137,14 @@ export class Binder {
         // a bind that waited its time out (behind another of the pod, or on its way here from a
         // follower) would write after the scheduler stopped waiting for it
         const left = deadline - this.clock();
+        if (callerGone?.()) throw gone(pod, nodeName, 'not started');
         if (left < BINDING_MIN_MS) {
           throw new BindError(
             `bind of ${namespacedName(pod)} to ${nodeName} not started: its time ran out (${Math.max(0, left)} ms left of at most ${own} ms); the scheduler retries it`,
             'transient',
           );
         }
-        await this.bindLocked(pod, podUid, nodeName, deadline);
+        await this.bindLocked(pod, podUid, nodeName, deadline, callerGone);
         // before the lock is let go: a bind of the pod waiting behind this one must find it bound,
         // and the pod cache may not show the binding yet
         this.remember(namespace, name, podUid, nodeName);
@@ -194,7 +198,13 @@ export class Binder {
     this.events.record(podObject(pod), 'Warning', 'UnknownReleasePolicy', message);
   }
 
-  private async bindLocked(pod: V1Pod, uid: string, nodeName: string, deadline: number): Promise<void> {
+  private async bindLocked(
+    pod: V1Pod,
+    uid: string,
+    nodeName: string,
+    deadline: number,
+    callerGone?: () => boolean,
+  ): Promise<void> {
     const key = keyOfPod(pod);
     const args = cniArgsOfPod(pod);
     const attrs: Attrs = { policy: policyOfPod(pod), nodeName, podUid: uid };
@@ -211,6 +221,8 @@ export class Binder {
       const addresses = await this.assign(key, args, facts.subnet, attrs, undo, timeLeft);
       const ipinfos = addresses.map((a) => this.ipInfoOf(a));
       const annotation = formatCniArgs({ groups: args.groups, ipinfos });
+      // the binding is what the scheduler must never see land after it gave up
+      if (callerGone?.()) throw gone(pod, nodeName, 'undone before its binding');
       await this.binding.bind(pod, key, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation }, deadline);
       this.log.info(
         { pod: namespacedName(pod), key: key.text, node: nodeName, ip: addresses.map((a) => a.ip) },
@@ -337,6 +349,13 @@ export class Binder {
     return { ip: `${a.ip}/${network.prefix}`, vlan: network.vlan, gateway: network.gateway };
   }
 }
+
+/** A bind whose caller stopped waiting: the scheduler has moved on and will try the pod again. */
+const gone = (pod: V1Pod, nodeName: string, what: string) =>
+  new BindError(
+    `bind of ${namespacedName(pod)} to ${nodeName} ${what}: its caller stopped waiting (the connection closed); the scheduler retries it`,
+    'transient',
+  );
 
 const podObject = (pod: V1Pod) => ({
   apiVersion: 'v1',

@@ -81,6 +81,9 @@ function relay(res: ServerResponse, answer: ForwardedAnswer): void {
   res.end(answer.body);
 }
 
+/** Whether the caller has closed its connection: kube-scheduler's client does when it stops waiting. */
+const callerGone = (req: IncomingMessage) => req.socket.destroyed || !req.socket.writable;
+
 /** Requests being answered, so that a graceful shutdown can wait for the binds in flight. */
 export class InFlight {
   private count = 0;
@@ -323,7 +326,14 @@ export function extenderApp(
   const bind: VerbHandler = async (req, res, read) => {
     const start = process.hrtime.bigint();
     const args = decodeBindingArgs(read.body);
-    const error = await extender.bind(args.podNamespace, args.podName, args.podUID, args.node, budgetOf(req));
+    const error = await extender.bind(
+      args.podNamespace,
+      args.podName,
+      args.podUID,
+      args.node,
+      budgetOf(req),
+      () => callerGone(req),
+    );
     observe('bind', start, error);
     json(res, encodeBindingResult(error));
   };
@@ -338,6 +348,12 @@ export function extenderApp(
   const decided =
     (verb: DecidedVerb, handler: VerbHandler): VerbHandler =>
     async (req, res, read, raw, lease) => {
+      // nobody waits for the answer: neither decide nor relay it (a replica paused for seconds
+      // meets requests its caller gave up on)
+      if (callerGone(req)) {
+        log.warn({ path: pathOf(req.url) }, `${verb} not started: its caller stopped waiting`);
+        return;
+      }
       const answer = await options.route?.(verb, raw, forwardedByOf(req));
       if (answer === undefined) return handler(req, res, read, raw, lease);
       relay(res, answer);

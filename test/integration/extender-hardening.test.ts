@@ -2,6 +2,7 @@
 // from a request (13.2); nothing a request names is remembered without bound (13.3); a request of
 // the wrong shape is a 400, never a 500 (13.5); a refused bind writes nothing (13.16); an unknown
 // release policy is galaxy's default, with a Warning Event (13.12).
+import { connect } from 'node:net';
 import type { V1Node } from '@kubernetes/client-node';
 import { World } from './world.js';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
@@ -229,6 +230,31 @@ describe('13.16 a refused bind decides before it writes', () => {
       });
     expect(await world.addressesOf('p1')).toEqual([]);
     expect(await bind('ns1', 'p1', 'a1', pod.metadata!.uid!)).toEqual({ Error: '' });
+  });
+
+  test('a bind whose caller has closed its connection (a replica paused past the scheduler’s wait) binds nothing and writes nothing', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const body = JSON.stringify({
+      PodName: 'p1',
+      PodNamespace: 'ns1',
+      PodUID: pod.metadata!.uid,
+      Node: 'a1',
+    });
+    const { hostname, port } = new URL(world.floatip.extenderUrl);
+    // the request and the end of the connection arrive together, as to a replica that resumes
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.end(
+      `POST /v1/bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await new Promise((resolve) => socket.on('close', resolve));
+    await world.settle();
+    expect(world.floatip.allocator.byKey('NULL_ns1_NULL_p1')).toEqual([]);
+    expect(
+      (await world.core.readNamespacedPod({ namespace: 'ns1', name: 'p1' })).spec?.nodeName,
+    ).toBeUndefined();
+    // the scheduler's next try, waiting for its answer, binds it
+    expect(await world.bind(pod, 'a1')).toBe('');
   });
 
   test('binding a bound pod again, to another node, is refused and writes no FloatingIP', async () => {

@@ -221,6 +221,22 @@ test('a pod already bound is refused before anything is written, also right afte
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
 });
 
+test('a caller that stops waiting: before the lock, nothing is written; during the writes, they are undone and no binding is made', async () => {
+  const { binder, store, bindings, add } = setup();
+  add(pod('p1'));
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1', undefined, () => true)).toBe(
+    'bind of ns1/p1 to a1 not started: its caller stopped waiting (the connection closed); the scheduler retries it',
+  );
+  expect(store.writes).toEqual([]);
+  // gone by the time the addresses are written
+  let asked = 0;
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1', undefined, () => ++asked > 1)).toBe(
+    'bind of ns1/p1 to a1 undone before its binding: its caller stopped waiting (the connection closed); the scheduler retries it',
+  );
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1', 'release fd00::10', 'release 10.0.100.10']);
+  expect(bindings).toEqual([]);
+});
+
 test('two binds of one pod at once: the one behind the lock sees the first bound and writes nothing', async () => {
   const { binder, store, bindings, add } = setup();
   add(pod('p1'));
