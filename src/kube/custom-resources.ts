@@ -4,6 +4,7 @@
 // outage.
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
+import { withinMs } from './call-signal.js';
 import { JsonPost } from './json-post.js';
 import { kubeError } from './api-error.js';
 import { checkPathSegment } from './path-segment.js';
@@ -100,14 +101,15 @@ export class CustomResourceClient {
     return { items, resourceVersion };
   }
 
-  /** The object, or undefined when there is none. */
-  async get(name: string): Promise<unknown> {
+  /** The object, or undefined when there is none; answered within `timeoutMs` when given. */
+  async get(name: string, timeoutMs?: number): Promise<unknown> {
     checkPathSegment(name, `get ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
+    const options = withinMs(timeoutMs);
     try {
       return namespace
-        ? await this.api.getNamespacedCustomObject({ group, version, plural, namespace, name })
-        : await this.api.getClusterCustomObject({ group, version, plural, name });
+        ? await this.api.getNamespacedCustomObject({ group, version, plural, namespace, name }, options)
+        : await this.api.getClusterCustomObject({ group, version, plural, name }, options);
     } catch (err) {
       const e = kubeError(err, `get ${this.describe(name)}`);
       if (e.status === 404) return undefined;
@@ -152,15 +154,22 @@ export class CustomResourceClient {
     }
   }
 
-  /** Deletes, only if the object is still at `resourceVersion` when one is given. */
-  async delete(name: string, resourceVersion?: string): Promise<void> {
+  /**
+   * Deletes, only if the object is still at `resourceVersion` when one is given; answered within
+   * `timeoutMs` when given.
+   */
+  async delete(name: string, resourceVersion?: string, timeoutMs?: number): Promise<void> {
     checkPathSegment(name, `delete ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     const body = resourceVersion ? { preconditions: { resourceVersion } } : {};
+    const options = withinMs(timeoutMs);
     try {
       if (namespace)
-        await this.api.deleteNamespacedCustomObject({ group, version, plural, namespace, name, body });
-      else await this.api.deleteClusterCustomObject({ group, version, plural, name, body });
+        await this.api.deleteNamespacedCustomObject(
+          { group, version, plural, namespace, name, body },
+          options,
+        );
+      else await this.api.deleteClusterCustomObject({ group, version, plural, name, body }, options);
     } catch (err) {
       throw kubeError(err, `delete ${this.describe(name)}`);
     }

@@ -7,12 +7,11 @@ import {
   type ConfigurationOptions,
   CoordinationV1Api,
   type KubeConfig,
-  Observable,
-  type ObservableMiddleware,
   type V1Lease,
   type V1LeaseSpec,
   V1MicroTime,
 } from '@kubernetes/client-node';
+import { withSignal } from './call-signal.js';
 import { KubeApiError, kubeError } from './custom-resources.js';
 
 /** Who writes the record, and for how long others must wait on it. */
@@ -132,18 +131,6 @@ export function releasedLease(lease: V1Lease, now: number): V1Lease {
       renewTime: microTime(now),
     },
   };
-}
-
-/** Request options that attach `signal` to the HTTP request (client-node has no per-call timeout). */
-function withSignal(signal: AbortSignal): ConfigurationOptions {
-  const middleware: ObservableMiddleware = {
-    pre: (request) => {
-      request.setSignal(signal);
-      return new Observable(Promise.resolve(request));
-    },
-    post: (response) => new Observable(Promise.resolve(response)),
-  };
-  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
 }
 
 /** One Lease, read and written as `identity`; every call bounded by `timeoutMs` and abortable. */

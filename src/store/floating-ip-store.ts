@@ -57,6 +57,8 @@ export interface StoreObserver extends FollowObserver {
 const ALLOCATE_ATTEMPTS = 3;
 /** How often a write is planned again after a conflict while the caller's decision still holds. */
 const WRITE_ATTEMPTS = 3;
+/** A bind's failed creates are undone and re-read within this past its time for creates. */
+const CLEANUP_MIN_MS = 250;
 
 export class FloatingIPStore {
   private readonly versions = new AddressVersions();
@@ -229,6 +231,11 @@ export class FloatingIPStore {
     );
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (!failure) return;
+    // a bind's cleanup shares its deadline: the creates gave up in time, and undoing them on a
+    // stalled API server must not keep the scheduler's answer waiting for the stall to end
+    const left = timeLeft?.();
+    const cleanupEnd = left === undefined ? undefined : Date.now() + Math.max(0, left) + CLEANUP_MIN_MS;
+    const within = () => (cleanupEnd === undefined ? undefined : cleanupEnd - Date.now());
     await Promise.all(
       chosen.map((a, i) =>
         this.versions.withAddress(a.ip, async () => {
@@ -236,7 +243,7 @@ export class FloatingIPStore {
           if (outcome.status === 'fulfilled') {
             try {
               // undoing our own create is allowed even after leadership is lost: it only removes what we added
-              await this.api.delete(objectNameOf(a.ip), String(outcome.value));
+              await this.api.delete(objectNameOf(a.ip), String(outcome.value), within());
             } catch (err) {
               // the object stays, so memory keeps it for its key, which can use it or release it later
               this.log.error(
@@ -246,7 +253,11 @@ export class FloatingIPStore {
             }
           }
           const cause = outcome.status === 'rejected' ? outcome.reason : undefined;
-          if (!(await this.reread(a.ip, cause)) && cause !== undefined && this.allocator.get(a.ip) === a) {
+          if (
+            !(await this.reread(a.ip, cause, within())) &&
+            cause !== undefined &&
+            this.allocator.get(a.ip) === a
+          ) {
             // memory took the address before its create, and neither the create nor a re-read
             // answered: an object that was never made would hold it in memory for ever, since no
             // watch event comes for it. One that was made arrives by the watch; a create of it
@@ -300,11 +311,11 @@ export class FloatingIPStore {
   }
 
   /** After a failed write: the object as it is now, in memory. False when it could not be read. */
-  private async reread(ip: string, cause: unknown): Promise<boolean> {
+  private async reread(ip: string, cause: unknown, timeoutMs?: number): Promise<boolean> {
     if (cause instanceof KubeApiError && cause.status === 409) this.observer.writeConflict?.(ip);
     let object: unknown;
     try {
-      object = await this.api.get(objectNameOf(ip));
+      object = await this.api.get(objectNameOf(ip), timeoutMs);
     } catch (err) {
       // the server is unreachable: keep memory, the watch will bring the truth when it is back
       this.log.warn(

@@ -514,6 +514,27 @@ describe('E5-3 bind', () => {
     await world.expectConsistent();
   });
 
+  test('E5-3l a create stalled, and the undo of the other and the re-read stalled too (an API server stalled for seconds): answered within the budget, nothing lost or doubled', async () => {
+    const pod = await world.pod({ name: 'stalled' });
+    world.server.faults.delayNext({ verb: 'create', resource: 'floatingips', name: '10.0.100.10' }, 6000);
+    world.server.faults.delayNext({ verb: 'get', resource: 'floatingips', name: '10.0.100.10' }, 6000);
+    world.server.faults.delayNext({ verb: 'delete', resource: 'floatingips', name: 'fd00-100--10' }, 6000);
+    const started = Date.now();
+    expect(await world.bind(pod, 'a2')).toMatch(/10\.0\.100\.10.*no answer within/);
+    // the undo waited on nothing past the budget: 8 s before, the stall's end
+    expect(Date.now() - started).toBeLessThan(4500);
+    // the late create lands, and memory follows it by the watch, for the pod's key (the undo's
+    // delete, given up on, may land or not: the object, if kept, is still the pod's)
+    await eventually(
+      'the stalled create to land',
+      async () => world.floatip.allocator.get('10.0.100.10')?.key === 'NULL_ns1_NULL_stalled',
+      10_000,
+    );
+    expect(await world.bind(pod, 'a2')).toBe('');
+    expect(await world.addressesOf('stalled')).toEqual(['10.0.100.10', 'fd00:100::10']);
+    await world.expectConsistent();
+  }, 20_000);
+
   test('E5-3f a pod that does not want the resource is refused in galaxy’s words', async () => {
     const pod = await world.pod({ name: 'plain', wants: false });
     expect(await world.bind(pod, 'a1')).toBe("pod which doesn't want floatingip have been sent to plugin");
