@@ -34,16 +34,20 @@ export function interfaceNames(first: string, count: number): string[] {
   );
 }
 
+// Node's isIP takes a zone (`fe80::1%eth0`); the delegates' Go net.ParseCIDR does not, and an address
+// with one never came from floatip's own bind.
+const familyOf = (text: string): number => (text.includes('%') ? 0 : isIP(text));
+
 function checkIPInfo(info: IPInfo): void {
   const [address, prefix, extra] = info.ip.split('/');
-  const family = isIP(address ?? '');
+  const family = familyOf(address ?? '');
   const bits = Number(prefix);
   if (
     family === 0 ||
     extra !== undefined ||
     !/^\d+$/.test(prefix ?? '') ||
     bits > (family === 4 ? 32 : 128) ||
-    (info.gateway !== '' && isIP(info.gateway) !== family) ||
+    (info.gateway !== '' && familyOf(info.gateway) !== family) ||
     !Number.isInteger(info.vlan) ||
     info.vlan < 0 ||
     info.vlan > 4094

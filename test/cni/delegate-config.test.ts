@@ -91,6 +91,8 @@ test('an ipinfo that is not an address, a gateway of another family or a VLAN ou
     { ip: '10.0.0.1/33', vlan: 0, gateway: '' },
     { ip: '10.0.0.1/24', vlan: 0, gateway: '2001:db8::1' },
     { ip: '10.0.0.1/24', vlan: 4095, gateway: '' },
+    { ip: 'fe80::5%eth0/64', vlan: 0, gateway: '' },
+    { ip: '2001:db8::5/64', vlan: 0, gateway: 'fe80::1%eth1' },
   ]) {
     expect(() => groupIPInfos([bad], false)).toThrow(
       `ipinfo ${JSON.stringify(bad)} is not an address/prefix`,

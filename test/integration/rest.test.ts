@@ -390,6 +390,11 @@ describe('R2 GET /v1/ip/{ip}', () => {
       400,
       { code: 400, message: 'bad request: params.ip: "10.0.100.256" is not a valid ip' },
     ]);
+    const zoned = await get('/v1/ip/fd00:100::ff%25eth0');
+    expect([zoned.status, zoned.body]).toEqual([
+      400,
+      { code: 400, message: 'bad request: params.ip: "fd00:100::ff%eth0" is not a valid ip' },
+    ]);
   });
 
   test('R2b an orphan (allocated outside the configuration) is shown, unconfigured', async () => {
@@ -714,6 +719,20 @@ describe('R4 POST /v1/ip', () => {
       { code: 400, message: 'bad request: body.ips[1].ip: "not-an-ip" is not a valid ip' },
     ]);
     expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
+    // a zone is not part of an IP to Go's net.ParseIP, so galaxy refuses it like any other bad IP
+    for (const ip of ['fe80::1%eth0', '::ffff:10.0.101.10%1']) {
+      const zoned = await post('/v1/ip', {
+        ips: [
+          { ip: '10.0.100.2', poolName: 'p1' },
+          { ip, poolName: 'x' },
+        ],
+      });
+      expect([zoned.status, zoned.body]).toEqual([
+        400,
+        { code: 400, message: `bad request: body.ips[1].ip: ${JSON.stringify(ip)} is not a valid ip` },
+      ]);
+      expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
+    }
     expect((await post('/v1/ip', { ips: [{ poolName: 'p1' }] })).body).toEqual({
       code: 400,
       message: 'bad request: body.ips[0].ip: is required',

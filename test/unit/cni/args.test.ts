@@ -36,6 +36,8 @@ test.each([
     JSON.stringify({ request_ip_range: Array.from({ length: 65 }, () => ['10.0.0.1~10.0.0.9']) }),
     /^request_ip_range has 65 groups, one interface each; floatip gives a pod at most 64$/,
   ],
+  // Go's net.ParseIP refuses a zone; floatip once dropped it and allocated fd00:100::50
+  ['{"request_ip_range":[["fd00:100::50%eth0"]]}', /^bad IPRange format "fd00:100::50%eth0"$/],
 ])('%s is refused', (text, message) => {
   expect(() => parseCniArgs(text)).toThrow(CniArgsError);
   expect(() => parseCniArgs(text)).toThrow(message);

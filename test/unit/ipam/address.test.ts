@@ -114,6 +114,15 @@ describe('the fast IPv6 paths agree with ip-num', () => {
     },
   );
 
+  test.each(['fe80::1%eth0', '::ffff:10.0.101.10%1', 'fd00:100::50%eth0', 'fe80::1%25eth0'])(
+    '%j, with a zone, is rejected as Go’s net.ParseIP rejects it (galaxy)',
+    (text) => {
+      expect(() => parseAddress(text)).toThrow(InvalidAddressError);
+      expect(() => parseCidr(`${text}/64`)).toThrow(InvalidAddressError);
+      expect(() => parseRange(`${text}~fe80::2`)).toThrow(InvalidRangeError);
+    },
+  );
+
   test('forms the fast path leaves to ip-num still parse', () => {
     expect(parseAddress('64:ff9b::1.2.3.4')).toEqual({ family: 6, value: 0x64ff9b000000000000000001020304n });
   });
