@@ -66,14 +66,23 @@ const DECIMAL = /^[+-]?\d+$/;
 /** Each request's query as goQuery read it, before the validator coerced its numbers. */
 const readQueries = new WeakMap<Request, Record<string, string>>();
 
-/** After the validator: a query parameter of the operation typed integer must be Atoi's syntax. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * After the validator: a query parameter of the operation typed integer must be Atoi's syntax. One
+ * outside int64 is dropped, as if absent: Atoi fails on it and galaxy took its default (size 10,
+ * page 0), where the validator's double would read `size=9223372036854775808` as a huge size.
+ */
 const atoiIntegers: RequestHandler = (req, _res, next) => {
   const operation = (req as { openapi?: { schema?: { parameters?: QueryParameter[] } } }).openapi?.schema;
   const query = readQueries.get(req);
   for (const p of operation?.parameters ?? []) {
     const value = query?.[p.name];
-    if (p.in === 'query' && p.schema?.type === 'integer' && value !== undefined && !DECIMAL.test(value))
-      throw new ApiError(400, `query.${p.name}: must be integer`);
+    if (p.in !== 'query' || p.schema?.type !== 'integer' || value === undefined) continue;
+    if (!DECIMAL.test(value)) throw new ApiError(400, `query.${p.name}: must be integer`);
+    const n = BigInt(value);
+    if (n < INT64_MIN || n > INT64_MAX) delete (req.query as Record<string, unknown>)[p.name];
   }
   next();
 };

@@ -249,6 +249,19 @@ describe('R1 GET /v1/ip', () => {
     // and what Atoi reads is read: a sign (`+` is a space in a query), leading zeros; a parameter
     // the operation does not have is ignored, as galaxy ignored it
     expect((await q('size=%2B07&page=-1&limit=0x10')).body).toMatchObject({ size: 7, number: 0 });
+    // beyond int64 Atoi fails and galaxy takes its default; within it, the number clamps
+    expect((await q('size=9223372036854775807')).body).toMatchObject({ size: 9999 });
+    expect((await q('size=9223372036854775808')).body).toMatchObject({ size: 10 });
+    expect((await q('size=-9223372036854775809')).body).toMatchObject({ size: 10 });
+    expect((await q('size=1&page=9223372036854775807')).body).toMatchObject({
+      number: 1,
+      numberOfElements: 0,
+    });
+    expect((await q('size=1&page=99999999999999999999')).body).toMatchObject({
+      number: 0,
+      first: true,
+      numberOfElements: 1,
+    });
   });
 
   test('R1d status and releasable per IP: running, deleted, finished, parked, reserved', async () => {
