@@ -109,7 +109,9 @@ function decodePod(value: unknown, what: string): V1Pod {
   return {
     metadata: {
       name,
-      ...(namespace !== undefined ? { namespace } : {}),
+      // "" when missing, as Go reads it: galaxy keys such a pod NULL__NULL_<name>, and floatip's
+      // `?? 'default'` elsewhere would make it default's pod, with default's addresses
+      namespace: namespace ?? '',
       ...(uid !== undefined ? { uid } : {}),
       annotations: stringMap(meta.annotations, `${what}.metadata.annotations`),
       ownerReferences: owners,
@@ -263,7 +265,8 @@ export function decodeBindingArgs(body: unknown): BindingArgs {
   };
   return {
     podName: text('PodName', true),
-    podNamespace: text('PodNamespace', false) || 'default',
+    // an empty or missing namespace is "" to Go, and galaxy looks the pod up there (and finds none)
+    podNamespace: text('PodNamespace', false),
     podUID: text('PodUID', false),
     node: text('Node', true),
   };

@@ -109,6 +109,25 @@ describe('E5-1 wire format', () => {
     expect(res.json).toEqual({ Error: 'PodName is missing' });
   });
 
+  test('E5-1g a pod with no namespace is one in namespace "", as Go reads it (galaxy), never default’s', async () => {
+    const pod = await world.pod({ name: 'nsless', namespace: 'default' });
+    for (const body of [
+      { PodName: 'nsless', PodNamespace: '', PodUID: '', Node: 'b1' },
+      { PodName: 'nsless', PodUID: '', Node: 'b1' },
+    ]) {
+      expect((await world.post('bind', body)).json).toEqual({
+        Error: 'failed to find pod _nsless: pod "nsless" not found',
+      });
+    }
+    expect(await world.addressesOf('nsless', 'default')).toEqual([]);
+    // bound, default/nsless holds an address of subnet B; the pod without a namespace is another
+    // pod (galaxy's key NULL__NULL_nsless), which holds nothing, so it is not tied to B
+    expect(await world.bind(pod, 'b1')).toBe('');
+    const { namespace: _, ...nameOnly } = pod.metadata!;
+    const res = await world.post('filter', { Pod: { ...pod, metadata: nameOnly }, NodeNames: ['a1', 'b1'] });
+    expect((res.json as { NodeNames: string[] }).NodeNames).toEqual(['a1', 'b1']);
+  });
+
   test('E5-1e full Node objects are echoed back as received', async () => {
     const pod = await world.pod({ name: 'bare-0' });
     const body = {
