@@ -1,10 +1,12 @@
 // kube-scheduler's extender wire format (k8s.io/kube-scheduler/extender/v1). Its Go types carry no
 // JSON tags, so the scheduler sends capitalised keys (`Pod`, `Nodes`, `NodeNames`, `PodName`, ...);
-// older clients send lower-case ones. Keys are matched case-insensitively, as Go's decoder does;
+// older clients send lower-case ones. Keys are matched as Go's decoder matches them (the last key
+// naming a field case-insensitively wins: src/kube/go-json.ts);
 // Kubernetes objects inside (Pod, Node) keep their usual camelCase. One decoder per message; bad
 // input is a WireError, which the server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { joined } from './body-buffers.js';
+import { goFieldKey } from '../kube/go-json.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
 
@@ -15,16 +17,16 @@ export class WireError extends Error {
 
 type Json = Record<string, unknown>;
 
-/** The key of `object` that Go's decoder would fill field `name` from: exact, else case-insensitive. */
-function keyOf(object: Json, name: string): string | undefined {
-  if (Object.hasOwn(object, name)) return name;
-  const lower = name.toLowerCase();
-  return Object.keys(object).find((key) => key.toLowerCase() === lower);
-}
+/** How Go holds a field: a pointer, slice or map is set to nil by a null, a string or number is not. */
+type Held = 'nullable' | 'value';
 
-/** The value of `name` in `object`, matching the key case-insensitively. */
-function field(object: Json, name: string): unknown {
-  const key = keyOf(object, name);
+/** The key of `object` whose value Go's decoder leaves in field `name`. */
+const keyOf = (object: Json, name: string, held: Held): string | undefined =>
+  goFieldKey(object, name, held === 'nullable');
+
+/** The value Go's decoder leaves in field `name` of `object`. */
+function field(object: Json, name: string, held: Held): unknown {
+  const key = keyOf(object, name, held);
   return key === undefined ? undefined : object[key];
 }
 
@@ -190,34 +192,37 @@ export interface ExtenderArgs {
  */
 export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNodes): ExtenderArgs {
   const args = asObject(body, 'the request body');
-  const pod = requestPod(field(args, 'Pod'));
-  const nodesKey = keyOf(args, 'Nodes');
+  const pod = requestPod(field(args, 'Pod', 'nullable'));
+  const nodesKey = keyOf(args, 'Nodes', 'nullable');
   const nodesField = nodesKey === undefined ? undefined : args[nodesKey];
   let nodes: V1Node[] | undefined;
   let nodeSpans: (() => Span[]) | undefined;
   let nodeListType: string | undefined;
   if (nodesField !== undefined && nodesField !== null) {
     const list = asObject(nodesField, 'Nodes');
-    const itemsKey = keyOf(list, 'items');
+    const itemsKey = keyOf(list, 'items', 'nullable');
     const items = itemsKey === undefined ? undefined : list[itemsKey];
     if (items !== undefined && items !== null && !Array.isArray(items))
       throw new WireError('Nodes.items must be a list');
-    if (known && (nodesKey !== 'Nodes' || itemsKey !== 'items' || items?.length !== known.spans.length)) {
+    // the reader cut the text at Nodes.items exactly; a later `nodes` or `Items` is what Go reads,
+    // and it is whole in `body`
+    const cut = nodesKey === 'Nodes' && itemsKey === 'items' ? known : undefined;
+    if (cut && items?.length !== cut.spans.length) {
       // the reader cut the text where JSON.parse's object has no such list: cannot happen for a text
       // JSON.parse accepts (both take a key's last value), so this is a bug, not the caller's mistake
       throw new Error('the request was read at other nodes than it has');
     }
     nodeListType = typeMetaOf(list);
-    nodes = known
-      ? known.spans.map((_, i) => known.node(i))
+    nodes = cut
+      ? cut.spans.map((_, i) => cut.node(i))
       : ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
-    if (known) nodeSpans = () => known.spans;
+    if (cut) nodeSpans = () => cut.spans;
     else if (raw && Array.isArray(items)) {
       let found: Span[] | undefined;
       nodeSpans = () => (found ??= elementsAt(raw, [nodesKey!, itemsKey!])!);
     }
   }
-  const nodeNames = optionalStringArray(field(args, 'NodeNames'), 'NodeNames');
+  const nodeNames = optionalStringArray(field(args, 'NodeNames', 'nullable'), 'NodeNames');
   if (!nodes && !nodeNames)
     throw new WireError('the request names no nodes: neither Nodes nor NodeNames is set');
   return {
@@ -233,7 +238,7 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNod
 function typeMetaOf(list: Record<string, unknown>): string | undefined {
   let out = '';
   for (const name of ['kind', 'apiVersion']) {
-    const value = field(list, name);
+    const value = field(list, name, 'value');
     if (typeof value === 'string' && value !== '') out += `${JSON.stringify(name)}:${JSON.stringify(value)},`;
   }
   return out || undefined;
@@ -254,7 +259,7 @@ export interface BindingArgs {
 export function decodeBindingArgs(body: unknown): BindingArgs {
   const args = asObject(body, 'the request body');
   const text = (name: string, required: boolean): string => {
-    const value = field(args, name);
+    const value = field(args, name, 'value');
     if (value === undefined || value === null) {
       if (required) throw new WireError(`${name} is missing`);
       return '';
@@ -287,10 +292,10 @@ export interface PreemptionArgs {
 
 export function decodePreemptionArgs(body: unknown): PreemptionArgs {
   const args = asObject(body, 'the request body');
-  const pod = requestPod(field(args, 'Pod'));
+  const pod = requestPod(field(args, 'Pod', 'nullable'));
   const victims = new Map<string, MetaVictims>();
   const given = (name: string) => {
-    const value = field(args, name);
+    const value = field(args, name, 'nullable');
     return value === undefined || value === null ? undefined : asObject(value, name);
   };
   const meta = given('NodeNameToMetaVictims');
@@ -303,14 +308,14 @@ export function decodePreemptionArgs(body: unknown): PreemptionArgs {
   for (const [node, v] of Object.entries(source)) {
     const where = `victims of ${node}`;
     const entry = asObject(v, where);
-    const uids = optionalList(field(entry, 'Pods'), `${where}: Pods`).map((p, i) => {
+    const uids = optionalList(field(entry, 'Pods', 'nullable'), `${where}: Pods`).map((p, i) => {
       const pod = asObject(p, `${where}: Pods[${i}]`);
       const uid = isMeta
-        ? field(pod, 'UID')
+        ? field(pod, 'UID', 'value')
         : optionalObject(pod.metadata, `${where}: Pods[${i}].metadata`)?.uid;
       return { uid: optionalString(uid, `${where}: Pods[${i}] UID`) ?? '' };
     });
-    const pdb = field(entry, 'NumPDBViolations') ?? 0;
+    const pdb = field(entry, 'NumPDBViolations', 'value') ?? 0;
     if (typeof pdb !== 'number' || !Number.isSafeInteger(pdb))
       throw new WireError(`${where}: NumPDBViolations must be an integer`);
     victims.set(node, { pods: uids, numPDBViolations: pdb });

@@ -7,6 +7,7 @@ import {
   canonicalAddress,
   isReleasePolicy,
 } from '../ipam/index.js';
+import { goFieldKey } from '../kube/go-json.js';
 
 export const GROUP = 'galaxy.k8s.io';
 export const VERSION = 'v1alpha1';
@@ -157,12 +158,13 @@ function decodeAttribute(attribute: unknown): { nodeName: string; podUid: string
   try {
     const parsed: unknown = JSON.parse(attribute);
     if (typeof parsed !== 'object' || parsed === null) return { nodeName: '', podUid: '' };
-    // galaxy decodes with Go's encoding/json, which matches keys case-insensitively
+    // galaxy decodes with Go's encoding/json: keys case-insensitively, the last one naming a field
     const field = (name: string): string => {
-      const entry = Object.entries(parsed).find(([k]) => k.toLowerCase() === name);
-      return typeof entry?.[1] === 'string' ? entry[1] : '';
+      const key = goFieldKey(parsed as Record<string, unknown>, name, false);
+      const value = key === undefined ? undefined : (parsed as Record<string, unknown>)[key];
+      return typeof value === 'string' ? value : '';
     };
-    return { nodeName: field('nodename'), podUid: field('uid') };
+    return { nodeName: field('NodeName'), podUid: field('Uid') };
   } catch {
     return { nodeName: '', podUid: '' };
   }

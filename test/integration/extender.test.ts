@@ -128,6 +128,25 @@ describe('E5-1 wire format', () => {
     expect((res.json as { NodeNames: string[] }).NodeNames).toEqual(['a1', 'b1']);
   });
 
+  test('E5-1h a key written twice in different cases: the last one counts, as Go decodes it (galaxy)', async () => {
+    await world.pod({ name: 'dup-a' });
+    const b = await world.pod({ name: 'dup-b' });
+    const bound = await world.post(
+      'bind',
+      `{"PodName":"dup-a","podName":"dup-b","PodNamespace":"ns1","PodUID":"${b.metadata!.uid}","Node":"b1"}`,
+    );
+    expect(bound.json).toEqual({ Error: '' });
+    expect(await world.addressesOf('dup-b')).toHaveLength(1);
+    expect(await world.addressesOf('dup-a')).toEqual([]);
+    // full Nodes (read by cutting the text at Nodes.items): a later `nodes` is the list
+    const node = (name: string) => world.core.readNode({ name });
+    const text = `{"Pod":${JSON.stringify(b)},"Nodes":{"items":[${JSON.stringify(await node('a1'))}]},"nodes":{"items":[${JSON.stringify(await node('nowhere'))}]}}`;
+    for (let i = 0; i < 2; i++) {
+      const filtered = (await world.post('filter', text)).json as Record<string, unknown>;
+      expect(filtered.FailedNodes).toEqual({ nowhere: 'FloatingIPPlugin:NoFIPConfigNode' });
+    }
+  });
+
   test('E5-1e full Node objects are echoed back as received', async () => {
     const pod = await world.pod({ name: 'bare-0' });
     const body = {

@@ -2,6 +2,7 @@
 // wrong type is a WireError (the server's 400) naming the field, never a crash further in.
 import {
   WireError,
+  decodeBindingArgs,
   decodeExtenderArgs,
   decodePreemptionArgs,
   encodePreemptionResult,
@@ -87,6 +88,46 @@ test('full Nodes: their places in the request text are found, under any spelling
     '{"metadata":{"name":"a"},"z":[[[]]]}',
     '{"metadata":{"name":"b"}}',
   ]);
+});
+
+test('keys naming one field: the last wins, as Go’s decoder takes each in turn (galaxy)', () => {
+  const bind = (text: string) => decodeBindingArgs(JSON.parse(text));
+  expect(bind('{"PodName":"dup-a","podName":"dup-b","PodNamespace":"default","Node":"n"}').podName).toBe(
+    'dup-b',
+  );
+  expect(bind('{"podname":"dup-a","PodName":"dup-b","Node":"n"}').podName).toBe('dup-b');
+  // a null leaves a string as it was
+  expect(bind('{"PodName":"dup-a","PODNAME":null,"Node":"n"}').podName).toBe('dup-a');
+  // Go folds ſ (U+017F) to s and the Kelvin sign to k
+  expect(bind('{"PodName":"p","PodNameſpace":"ns2","Node":"n"}').podNamespace).toBe('ns2');
+  expect(bind('{"PodName":"p","PodNamespace":"ns1","podnameſpace":"ns2","Node":"n"}').podNamespace).toBe(
+    'ns2',
+  );
+  // a pointer is set to nil by a null: the request names no pod
+  expect(() =>
+    decodeExtenderArgs(JSON.parse('{"Pod":{"metadata":{"name":"a"}},"pod":null,"NodeNames":[]}')),
+  ).toThrow('Pod must be a JSON object');
+  const filter = decodeExtenderArgs(
+    JSON.parse(
+      '{"Pod":{"metadata":{"name":"a"}},"pod":{"metadata":{"name":"b"}},"NodeNames":["x"],"nodenames":["y"]}',
+    ),
+  );
+  expect([filter.pod.metadata!.name, filter.nodeNames]).toEqual(['b', ['y']]);
+  const text =
+    '{"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"a"}}]},"nodes":{"Items":[{"metadata":{"name":"b"}}]}}';
+  const raw = Buffer.from(text);
+  const args = decodeExtenderArgs(JSON.parse(text), raw);
+  expect(args.nodes!.map((n) => n.metadata!.name)).toEqual(['b']);
+  expect(args.nodeSpans!().map(([a, b]) => raw.toString('utf8', a, b))).toEqual([
+    '{"metadata":{"name":"b"}}',
+  ]);
+  const preempt = decodePreemptionArgs({
+    Pod: pod(),
+    NodeNameToMetaVictims: {
+      n1: { Pods: [{ UID: 'u1', uid: 'u2' }], NumPDBViolations: 1, numPDBViolations: 2 },
+    },
+  });
+  expect(preempt.victims!.get('n1')).toEqual({ pods: [{ uid: 'u2' }], numPDBViolations: 2 });
 });
 
 test('preempt: victims are type-checked too', () => {

@@ -67,6 +67,12 @@ describe('galaxy-written objects load unchanged', () => {
 
   test.each([
     ['lower-case attribute keys, as Go decodes them', '{"nodename":"n1","uid":"u1"}', 'n1', 'u1'],
+    [
+      'a key written twice: the last counts, as Go decodes it',
+      '{"NodeName":"n1","nodeName":"n2","Uid":"u1","UID":"u2"}',
+      'n2',
+      'u2',
+    ],
     ['an unparsable attribute means none', '{oops', '', ''],
     ['an attribute that is not an object', '"x"', '', ''],
   ])('%s', (_name, attribute, nodeName, podUid) => {

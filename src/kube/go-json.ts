@@ -1,0 +1,31 @@
+// Which key of a parsed JSON object Go's encoding/json fills a struct field from. galaxy decodes
+// with it: each key of the object in turn that names the field, exactly or case-insensitively,
+// sets it, so the last such key wins (`{"PodName":"a","podName":"b"}` is pod b). A JSON null sets a
+// pointer, slice or map field to nil but leaves a string or number as it was, so for those a later
+// null does not win. One gap: JSON.parse keeps a key written twice at its first place, so an exact
+// duplicate interleaved with a case variant (`{"A":1,"a":2,"A":3}`) counts at its first place.
+
+/**
+ * A key as Go compares it with an ASCII field name: case folded, where `ſ` (U+017F) is an `s` and
+ * the Kelvin sign (U+212A, which toLowerCase makes `k`) a `k`, as in Go's Unicode folding. No other
+ * character folds to an ASCII letter.
+ */
+const folded = (key: string): string => key.toLowerCase().replace(/\u017f/g, 's');
+
+/**
+ * The key of `object` whose value Go's decoder leaves in the field named `name` (ASCII). `nullable`:
+ * the field is a pointer, slice or map, so a null sets it; else a null is passed over.
+ */
+export function goFieldKey(
+  object: Readonly<Record<string, unknown>>,
+  name: string,
+  nullable: boolean,
+): string | undefined {
+  const want = name.toLowerCase();
+  let found: string | undefined;
+  for (const key of Object.keys(object)) {
+    if (folded(key) !== want || (!nullable && object[key] === null)) continue;
+    found = key;
+  }
+  return found;
+}
