@@ -12,7 +12,7 @@ import { type AddressVersions, versionOf } from './address-versions.js';
 import {
   type FloatingIPObject,
   fromFloatingIPObject,
-  ipOfObjectName,
+  ipOfCanonicalName,
   objectNameOf,
 } from './floating-ip-object.js';
 
@@ -116,12 +116,10 @@ export class FloatingIPFollower {
   }
 
   private onDeleted(object: FloatingIPObject): void {
-    let ip: string;
-    try {
-      ip = ipOfObjectName(object.metadata?.name ?? '');
-    } catch {
-      return;
-    }
+    // an object under another name than its address's was never loaded (onObject): its deletion
+    // must not free the address the canonical object still holds
+    const ip = ipOfCanonicalName(object.metadata?.name ?? '');
+    if (ip === undefined) return;
     this.versions.applyEvent(ip, versionOf(object), () => {
       if (this.allocator.unload(ip)) this.observer.freed?.(ip);
     });

@@ -70,6 +70,20 @@ export function ipOfObjectName(name: string): string {
   }
 }
 
+/** Why an object named otherwise than objectNameOf(ip) does not count (the webhook's words too). */
+const nonCanonical = (ip: string): string =>
+  `the name must be the address in canonical form: ${objectNameOf(ip)}`;
+
+/** The address an object's name stands for when it is that address's one name, else undefined. */
+export function ipOfCanonicalName(name: string): string | undefined {
+  try {
+    const ip = ipOfObjectName(name);
+    return objectNameOf(ip) === name ? ip : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function encodeAttribute(nodeName: string, podUid: string): string {
   return JSON.stringify({ NodeName: nodeName, Uid: podUid });
 }
@@ -131,6 +145,10 @@ export function fromFloatingIPObject(object: unknown): Decoded {
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
   }
+  // one object per address: another spelling of it (`fd00-100-0-0-0-0-0-14`, the IPv4-mapped
+  // `0--ffff-a00-640e`) would let any object overwrite, or by its deletion free, the address of
+  // the one floatip writes and reads back by name
+  if (objectNameOf(ip) !== name) return { ok: false, reason: nonCanonical(ip) };
   const spec = o?.spec;
   if (!spec || typeof spec !== 'object') return { ok: false, reason: 'no spec' };
   if (typeof spec.key !== 'string') return { ok: false, reason: 'spec.key is not a string' };

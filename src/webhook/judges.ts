@@ -11,7 +11,7 @@ import {
   ofMainFamily,
   parseAddress,
 } from '../ipam/index.js';
-import { GROUP, fromFloatingIPObject, objectNameOf } from '../store/floating-ip-object.js';
+import { GROUP, fromFloatingIPObject } from '../store/floating-ip-object.js';
 import { decodePool } from '../store/pool-store.js';
 import {
   type AdmissionRequest,
@@ -114,10 +114,8 @@ function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   const name = nameOf(req);
   const decoded = fromFloatingIPObject(req.object);
   if (!decoded.ok) return refuse(`FloatingIP ${name}: ${decoded.reason}`);
+  // a name other than the address's canonical one is refused by fromFloatingIPObject
   const { ip, key, reserved } = decoded.record;
-  if (objectNameOf(ip) !== name) {
-    return refuse(`FloatingIP ${name}: the name must be the address in canonical form: ${objectNameOf(ip)}`);
-  }
   const bad = keyProblem(key);
   if (bad) return refuse(`FloatingIP ${name}: ${bad}`);
   // an update of an address the configuration no longer covers is floatip keeping an orphan

@@ -336,6 +336,44 @@ test('galaxy-written objects load unchanged; malformed ones and ones outside the
   expect(await objectNames()).toEqual(['10.0.100.12', '10.0.100.13', '10.0.100.14', '10.9.9.9', 'web-0']);
 });
 
+test('an object under another spelling of an address neither takes it over nor frees it by its deletion', async () => {
+  const create = (name: string, key: string) =>
+    custom.createClusterCustomObject({
+      ...FIP,
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'FloatingIP',
+        metadata: { name },
+        spec: { key, attribute: '', policy: 2, updateTime: '2020-01-01T00:00:00Z' },
+      },
+    });
+  const problems: ObjectProblem[] = [];
+  const freed: string[] = [];
+  const store = await newStore(problems, freed);
+  await create('fd00-100--14', 'NULL_ns1_NULL_alias1');
+  await create('10.0.100.14', 'NULL_ns1_NULL_alias2');
+  await waitFor('both to reach memory', () => store.allocator.size === 2);
+  await create('fd00-100-0-0-0-0-0-14', 'NULL_evil_NULL_intruder');
+  await create('0--ffff-a00-640e', 'NULL_evil_NULL_intruder');
+  await waitFor('both aliases to be reported', () => problems.length === 2);
+  expect(problems).toEqual([
+    {
+      name: 'fd00-100-0-0-0-0-0-14',
+      reason: 'the name must be the address in canonical form: fd00-100--14',
+    },
+    { name: '0--ffff-a00-640e', reason: 'the name must be the address in canonical form: 10.0.100.14' },
+  ]);
+  await custom.deleteClusterCustomObject({ ...FIP, name: 'fd00-100-0-0-0-0-0-14' });
+  await custom.deleteClusterCustomObject({ ...FIP, name: '0--ffff-a00-640e' });
+  // the watch is in order: once a later object is in memory, the deletions have been seen
+  await create('10.0.100.15', 'NULL_ns1_NULL_later');
+  await waitFor('the later object to reach memory', () => store.allocator.get('10.0.100.15') !== undefined);
+  expect(store.allocator.get('fd00:100::14')).toMatchObject({ key: 'NULL_ns1_NULL_alias1' });
+  expect(store.allocator.get('10.0.100.14')).toMatchObject({ key: 'NULL_ns1_NULL_alias2' });
+  expect(freed).toEqual([]);
+  await expectInStep(store);
+});
+
 test('a reservation created with kubectl is honoured without a restart, and deleting it frees the address', async () => {
   const store = await newStore();
   const reservation = {

@@ -89,6 +89,22 @@ test('an object outside the configuration, one that cannot be read, and a missin
   expect(report).toContain('FloatingIP not-an-ip: FloatingIP name is not an IP address: "not-an-ip"');
 });
 
+test('an object under another spelling of an address is one floatip cannot read, not its holder', () => {
+  const configText = JSON.stringify([
+    { nodeSubnets: ['10.1.0.0/24'], ips: ['10.2.0.1~10.2.0.5'], subnet: '10.2.0.0/24', gateway: '10.2.0.1' },
+  ]);
+  const alias = { ...fipObject('10.2.0.2', 'NULL_evil_NULL_intruder'), metadata: { name: '0--ffff-a02-2' } };
+  const s = snapshot({
+    configText,
+    floatingIPs: [fipObject('10.2.0.2', 'NULL_ns_NULL_a', { node: 'n1', uid: 'uid-a' }), alias],
+    pods: [pod('ns', 'a', { ips: ['10.2.0.2'] })],
+  });
+  expect(kinds(s)).toEqual(['invalid-object ']);
+  expect(formatCheck(check(s))).toContain(
+    'FloatingIP 0--ffff-a02-2: the name must be the address in canonical form: 10.2.0.2',
+  );
+});
+
 test('the gateway held by a key, inside a range, is an address no pod should get', () => {
   const configText = JSON.stringify([
     { nodeSubnets: ['10.1.0.0/24'], ips: ['10.2.0.1~10.2.0.5'], subnet: '10.2.0.0/24', gateway: '10.2.0.1' },

@@ -90,6 +90,16 @@ describe('galaxy-written objects load unchanged', () => {
       { metadata: { name: 'x' }, spec: {} },
       'FloatingIP name is not an IP address: "x"',
     ],
+    [
+      'another spelling of an IPv6 address',
+      { metadata: { name: 'fd00-100-0-0-0-0-0-14' }, spec: { key: 'k', policy: 0 } },
+      'the name must be the address in canonical form: fd00-100--14',
+    ],
+    [
+      'an IPv4 address spelt IPv4-mapped',
+      { metadata: { name: '0--ffff-a00-640e' }, spec: { key: 'k', policy: 0 } },
+      'the name must be the address in canonical form: 10.0.100.14',
+    ],
     ['no spec', { metadata: { name: '10.0.0.3' } }, 'no spec'],
     [
       'a key that is not a string',
