@@ -1,7 +1,7 @@
 // The composition root: builds every room from the options, starts them in order, and stops them
 // in reverse. Start: CRDs -> configuration -> FloatingIP objects restored -> Pools and cluster
 // caches -> the extender listens.
-import { type RequestListener, type Server, createServer } from 'node:http';
+import { type RequestListener, type Server, createServer, maxHeaderSize } from 'node:http';
 import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
@@ -488,6 +488,31 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
 /** How often the dashboard's usage history is sampled (it keeps an hour). */
 const USAGE_SAMPLE_MS = 30_000;
 
+/**
+ * The answer to a request node's HTTP parser refused before any handler saw it (a raw non-ASCII
+ * byte in the request line, two Content-Lengths, Transfer-Encoding beside Content-Length, headers
+ * over node's limit): node's own is a bare status line, which leaves the caller guessing. Plain
+ * text on every port, as the CONNECT answer: the parser failed before the path was known, so the
+ * port's JSON shape would be a guess too. The connection is closed, since what follows the bad
+ * bytes cannot be framed.
+ */
+export function clientErrorAnswer(err: Error & { code?: string; reason?: string }): string {
+  const [status, text, body] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          `request header fields too large: over ${maxHeaderSize} bytes`,
+        ]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADER_TIMEOUT'
+        ? [408, 'Request Timeout', 'request timeout: the request did not arrive in time']
+        : [400, 'Bad Request', `bad request: ${err.reason ?? err.message}`];
+  return (
+    `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
 /** A port floatip was told to serve on could not be opened (in use, not permitted). */
 export class ListenError extends Error {
   readonly kind = 'unavailable';
@@ -510,6 +535,17 @@ function listen(
         'HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\n' +
           'Content-Length: 27\r\nConnection: close\r\n\r\nmethod not allowed: CONNECT',
       );
+    });
+    server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+      // a reset connection cannot be answered; nor one whose response has begun (a pipelined
+      // request after it), where a status line would land inside that response
+      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+        socket.destroy();
+        return;
+      }
+      socket.on('error', () => undefined);
+      socket.end(clientErrorAnswer(err));
     });
     server.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;

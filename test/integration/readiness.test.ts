@@ -70,3 +70,41 @@ test('CONNECT, which no port offers, is a 405 on the extender and REST ports, no
     expect(await readyz()).toEqual([200, 'ok']);
   }
 });
+
+test('a request node’s parser refuses gets a body naming the problem, and the connection closes', async () => {
+  world = await World.start({ config: VALID });
+  const cases: [string, string, string][] = [
+    ['GET /v1/ip/é HTTP/1.1\r\nHost: x\r\n\r\n', '400 Bad Request', 'bad request: Invalid char in url path'],
+    [
+      'POST /v1/bind HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
+      '400 Bad Request',
+      'bad request: Duplicate Content-Length',
+    ],
+    [
+      'POST /v1/bind HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      '400 Bad Request',
+      "bad request: Transfer-Encoding can't be present with Content-Length",
+    ],
+    [
+      `GET /readyz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+      '431 Request Header Fields Too Large',
+      'request header fields too large: over 16384 bytes',
+    ],
+  ];
+  for (const url of [world.floatip.extenderUrl, world.floatip.apiUrl!]) {
+    const { hostname, port } = new URL(url);
+    for (const [request, status, body] of cases) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => socket.write(request));
+        let text = '';
+        socket.on('data', (d: Buffer) => (text += d.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer.split('\r\n')[0]).toBe(`HTTP/1.1 ${status}`);
+      expect(answer).toContain('Connection: close\r\n');
+      expect(answer.split('\r\n\r\n')[1]).toBe(body);
+    }
+  }
+  expect(await readyz()).toEqual([200, 'ok']);
+});
