@@ -127,6 +127,20 @@ export function restApp(deps: RestDeps): express.Express {
   return app;
 }
 
+/** Whether a request carries a body, as Go's ContentLength > 0 or a chunked one tells it. */
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+function isJson(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The REST API's answer to each kind of error: its one mapping. */
 const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
   validation: 400,
@@ -146,15 +160,31 @@ function answerFor(err: unknown, req: Request): { status: number; detail: string
       const allow = (err as { headers?: { Allow?: string } }).headers?.Allow;
       return { status: 405, detail: route, ...(allow ? { allow } : {}) };
     }
-    if (err.status === 415)
-      return { status: 415, detail: `${route} takes application/json (${err.message})` };
+    if (err.status === 415) {
+      // galaxy's framework checks the Content-Type only of a request with a body; one with none
+      // goes on to its Accept check, which answers 406
+      const type = req.headers['content-type'];
+      if (!hasBody(req))
+        return {
+          status: 406,
+          detail: `${route} takes a JSON body (application/json), and the request has none`,
+        };
+      return {
+        status: 415,
+        detail: `${route} takes application/json, not ${type ?? 'a body without a Content-Type'}`,
+      };
+    }
     if (err.status >= 500) return { status: 500, detail: err.message };
     return { status: err.status, detail: describeFinding(err, req) };
   }
   // body-parser's errors carry a status and a type
-  const parser = err as { status?: number; type?: string; message?: string };
-  if (parser.type === 'entity.parse.failed')
+  const parser = err as { status?: number; type?: string; message?: string; body?: string };
+  if (parser.type === 'entity.parse.failed') {
+    // the parser refuses a top-level value that is no object or array (`null`, `5`) in words
+    // that call it invalid JSON; it is JSON, only not a request: the validator's words for `[]`
+    if (isJson(parser.body)) return { status: 400, detail: 'body: must be object' };
     return { status: 400, detail: `invalid JSON: ${parser.message}` };
+  }
   if (parser.type === 'entity.too.large')
     return { status: 413, detail: `the request body is over ${(err as { limit: number }).limit} bytes` };
   if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {

@@ -9,6 +9,7 @@ const KINDS: Readonly<Record<number, string>> = {
   403: 'forbidden',
   404: 'not found',
   405: 'method not allowed',
+  406: 'not acceptable',
   409: 'conflict',
   413: 'request entity too large',
   415: 'unsupported media type',

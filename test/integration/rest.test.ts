@@ -758,8 +758,36 @@ describe('R4 POST /v1/ip', () => {
     expect(broken.status).toBe(400);
     expect((broken.json as Json).message).toMatch(/^bad request: invalid JSON: /);
     const text = await world.rest('POST', '/v1/ip', 'ips=all', { 'Content-Type': 'text/plain' });
-    expect(text.status).toBe(415);
-    expect((text.json as Json).code).toBe(415);
+    expect([text.status, text.json]).toEqual([
+      415,
+      { code: 415, message: 'unsupported media type: POST /v1/ip takes application/json, not text/plain' },
+    ]);
+    const untyped = await fetch(`${world.floatip.apiUrl}/v1/ip`, { method: 'POST', body: '{"ips":[]}' });
+    expect([untyped.status, await untyped.json()]).toEqual([
+      415,
+      {
+        code: 415,
+        message: 'unsupported media type: POST /v1/ip takes application/json, not text/plain;charset=UTF-8',
+      },
+    ]);
+    // no body and no Content-Type: galaxy's framework skips to its Accept check and answers 406
+    for (const path of ['/v1/ip', '/v1/pool']) {
+      const empty = await world.rest('POST', path);
+      expect([empty.status, empty.json]).toEqual([
+        406,
+        {
+          code: 406,
+          message: `not acceptable: POST ${path} takes a JSON body (application/json), and the request has none`,
+        },
+      ]);
+    }
+    // null is JSON, but no request
+    for (const body of ['null', '[]', '5']) {
+      expect((await world.rest('POST', '/v1/ip', body)).json).toEqual({
+        code: 400,
+        message: 'bad request: body: must be object',
+      });
+    }
   });
 
   test('R4j an IPv4-mapped IPv6 address is the IPv4 address, as galaxy (Go) reads it', async () => {
