@@ -247,6 +247,23 @@ describe('I4 releases are bounded, and never hold the event loop the extender sh
   });
 });
 
+describe('I6 pool size and preAllocateIP', () => {
+  test('I6a null is the default, as Go leaves the field zero (galaxy); past int32 is a 400 naming the bound', async () => {
+    expect(await answer('POST', '/v1/pool', { name: 'nulls', size: null, preAllocateIP: null })).toEqual([
+      200,
+      { code: 200, message: '' },
+    ]);
+    expect(await answer('GET', '/v1/pool/nulls')).toEqual([
+      200,
+      { code: 200, message: '', pool: { name: 'nulls', size: 0, preAllocateIP: false } },
+    ]);
+    expect(await answer('POST', '/v1/pool', { name: 'huge', size: 2147483648 })).toEqual([
+      400,
+      { code: 400, message: 'bad request: body.size: must be <= 2147483647' },
+    ]);
+  });
+});
+
 describe('I5 pre-allocation is bounded per request', () => {
   test('I5a more than 10,000 pods’ worth at once: 400 before anything is written; within it, done', async () => {
     const [status, body] = await answer('POST', '/v1/pool', {
