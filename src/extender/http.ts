@@ -385,11 +385,11 @@ export function extenderApp(
     res: ServerResponse,
     verb: Verb,
     lease: BufferLease | undefined,
-    read: () => void,
+    bodyRead: () => void,
   ) => {
     const most = Math.min(limit, verb.limit ?? limit);
     const body = await readBody(req, most, lease);
-    read();
+    bodyRead();
     const raw = decoded(req, body, most);
     await verb.handler(req, res, readRequest(raw, verb.reader), raw, lease);
   };
@@ -428,13 +428,13 @@ export function extenderApp(
     // for a body still arriving (a caller sending a byte a second held SIGTERM for minutes)
     let entered = false;
     let closed = false;
-    const read = () => {
+    const bodyRead = () => {
       if (closed) return;
       inFlight.enter();
       entered = true;
     };
     const lease = verb.reader && buffers.lease();
-    const done = answer(req, res, verb, lease, read).catch((err: unknown) => failed(req, res, err));
+    const done = answer(req, res, verb, lease, bodyRead).catch((err: unknown) => failed(req, res, err));
     res.on('close', () => {
       closed = true;
       if (entered) inFlight.leave();
