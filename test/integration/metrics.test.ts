@@ -118,6 +118,24 @@ test('E8-6 the extender’s latency, failures and galaxy’s schedule latency ar
   }
 });
 
+test('E8-6b a bind slower than 2.5 s is counted in a finite bucket, so its quantile reads its time', async () => {
+  const world = await World.start({ config: CONFIG });
+  try {
+    await world.node('a1', '10.0.1.11');
+    const p1 = await world.pod({ name: 'p1' });
+    // within the 4 s bind budget, past what the buckets used to reach
+    world.server.faults.delayNext({ verb: 'create', resource: 'floatingips' }, 3000);
+    expect(await world.bind(p1, 'a1')).toBe('');
+    const m = await scrape(world);
+    const bucket = (le: string) =>
+      value(m, `floatip_extender_request_duration_seconds_bucket{le="${le}",verb="bind",outcome="success"}`);
+    expect(bucket('2.5')).toBe(0);
+    expect(bucket('5')).toBe(1);
+  } finally {
+    await world.stop();
+  }
+});
+
 test('E8-5b a release through the REST API is counted too, with cause rest', async () => {
   const world = await World.start({ config: CONFIG });
   try {
