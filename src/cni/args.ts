@@ -1,7 +1,7 @@
 // The `k8s.v1.cni.galaxy.io/args` pod annotation (docs/galaxy.md#the-cni-args-annotation): what a pod asks for
 // (`request_ip_range`) and what bind gives it (`common.ipinfos`), which the CNI on the node reads.
 // This module is its one decoder and encoder.
-import { type IPRange, type RangeGroup, formatRange, parseRange } from '../ipam/index.js';
+import { type IPRange, type RangeGroup, formatRange, goStruct, parseRange } from '../ipam/index.js';
 
 export const CNI_ARGS_ANNOTATION = 'k8s.v1.cni.galaxy.io/args';
 
@@ -36,9 +36,19 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   if (typeof decoded !== 'object' || Array.isArray(decoded)) {
     throw new CniArgsError('unmarshal pod cni args: not a JSON object');
   }
-  const args = decoded as { request_ip_range?: unknown; common?: { ipinfos?: unknown } };
-  return { groups: parseGroups(args.request_ip_range), ipinfos: parseIPInfos(args.common?.ipinfos) };
+  // galaxy decodes it with Go's encoding/json: keys case-insensitively, the last naming a field
+  const args = goStruct(decoded as Record<string, unknown>, ARGS);
+  const common = isObject(args.common) ? goStruct(args.common, COMMON) : {};
+  return { groups: parseGroups(args.request_ip_range), ipinfos: parseIPInfos(common.ipinfos) };
 }
+
+// galaxy's CniArgs, CommonCniArgs and IPInfo, as Go holds their fields
+const ARGS = { request_ip_range: 'nullable', common: 'value' } as const;
+const COMMON = { ipinfos: 'nullable' } as const;
+const IPINFO = { ip: 'nullable', vlan: 'value', gateway: 'nullable' } as const;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * One interface per group: more than any pod has. Matching groups to distinct addresses grows with
@@ -74,8 +84,9 @@ function parseGroups(raw: unknown): RangeGroup[] {
 function parseIPInfos(raw: unknown): IPInfo[] {
   if (!Array.isArray(raw)) return [];
   return raw.flatMap((info: unknown) => {
-    const i = info as Partial<IPInfo> | null;
-    if (typeof i?.ip !== 'string' || i.ip === '') return [];
+    if (!isObject(info)) return [];
+    const i = goStruct(info, IPINFO);
+    if (typeof i.ip !== 'string' || i.ip === '') return [];
     return [
       {
         ip: i.ip,

@@ -1,7 +1,7 @@
 // galaxy-ipam's JSON configuration file (--config, docs/galaxy.md#configuration-file). Only `schedule_plugin` is read;
 // unknown keys are ignored, as Go's decoder does (galaxy's shipped file carries `storageDriver`).
 import { readFile } from 'node:fs/promises';
-import { InvalidConfigError, type PoolConfig, parsePoolConfig } from '../ipam/index.js';
+import { InvalidConfigError, type PoolConfig, goStruct, parsePoolConfig } from '../ipam/index.js';
 
 export interface GalaxyConfig {
   /** A static pool list: when present the ConfigMap is never read. */
@@ -40,12 +40,13 @@ export function parseGalaxyConfig(text: string): GalaxyConfig {
   }
   if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded))
     throw bad('not a JSON object');
-  const plugin = (decoded as Record<string, unknown>).schedule_plugin ?? {};
+  // decoded by galaxy with Go's encoding/json: keys case-insensitively, the last naming a field
+  const plugin = goStruct(decoded as Record<string, unknown>, FILE).schedule_plugin ?? {};
   if (typeof plugin !== 'object' || plugin === null || Array.isArray(plugin)) {
     throw bad('schedule_plugin is not an object');
   }
-  const p = plugin as Record<string, unknown>;
-  const text_ = (name: string, fallback: string): string => {
+  const p = goStruct(plugin as Record<string, unknown>, PLUGIN);
+  const text_ = (name: keyof typeof PLUGIN, fallback: string): string => {
     const value = p[name];
     if (value === undefined || value === null || value === '') return fallback;
     if (typeof value !== 'string') throw bad(`schedule_plugin.${name} must be a string`);
@@ -78,6 +79,17 @@ export function parseGalaxyConfig(text: string): GalaxyConfig {
     cloudProviderGrpcAddr: text_('cloudProviderGrpcAddr', ''),
   };
 }
+
+// galaxy's configuration structs, as Go holds the fields floatip reads
+const FILE = { schedule_plugin: 'value' } as const;
+const PLUGIN = {
+  floatingips: 'nullable',
+  resyncInterval: 'value',
+  configMapName: 'value',
+  configMapNamespace: 'value',
+  floatingipKey: 'value',
+  cloudProviderGrpcAddr: 'value',
+} as const;
 
 export async function loadGalaxyConfigFile(path: string): Promise<GalaxyConfig> {
   let text: string;

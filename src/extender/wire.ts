@@ -1,12 +1,13 @@
 // kube-scheduler's extender wire format (k8s.io/kube-scheduler/extender/v1). Its Go types carry no
 // JSON tags, so the scheduler sends capitalised keys (`Pod`, `Nodes`, `NodeNames`, `PodName`, ...);
-// older clients send lower-case ones. Keys are matched as Go's decoder matches them (the last key
-// naming a field case-insensitively wins: src/kube/go-json.ts);
-// Kubernetes objects inside (Pod, Node) keep their usual camelCase. One decoder per message; bad
-// input is a WireError, which the server answers with 400 and its message.
+// older clients send lower-case ones. Keys are matched as Go's decoder matches them, at every level,
+// the Pod's and Nodes' own fields too (the last key naming a field case-insensitively wins:
+// src/ipam/go-json.ts); the scheduler sends those in their usual camelCase. Map keys (annotations,
+// resource names) are exact, as in Go. One decoder per message; bad input is a WireError, which the
+// server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { type GoHeld, goFieldKey, goStruct } from '../ipam/index.js';
 import { joined } from './body-buffers.js';
-import { goFieldKey } from '../kube/go-json.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
 
@@ -17,15 +18,12 @@ export class WireError extends Error {
 
 type Json = Record<string, unknown>;
 
-/** How Go holds a field: a pointer, slice or map is set to nil by a null, a string or number is not. */
-type Held = 'nullable' | 'value';
-
 /** The key of `object` whose value Go's decoder leaves in field `name`. */
-const keyOf = (object: Json, name: string, held: Held): string | undefined =>
+const keyOf = (object: Json, name: string, held: GoHeld): string | undefined =>
   goFieldKey(object, name, held === 'nullable');
 
 /** The value Go's decoder leaves in field `name` of `object`. */
-function field(object: Json, name: string, held: Held): unknown {
+function field(object: Json, name: string, held: GoHeld): unknown {
   const key = keyOf(object, name, held);
   return key === undefined ? undefined : object[key];
 }
@@ -78,15 +76,15 @@ function stringMap(value: unknown, what: string): Record<string, string> {
  * and the resources its containers ask for), every one of those fields type-checked.
  */
 function decodePod(value: unknown, what: string): V1Pod {
-  const pod = asObject(value, what);
-  const meta = asObject(pod.metadata, `${what}.metadata`);
+  const pod = goStruct(asObject(value, what), POD);
+  const meta = goStruct(asObject(pod.metadata, `${what}.metadata`), POD_META);
   const name = optionalString(meta.name, `${what}.metadata.name`);
   if (!name) throw new WireError(`${what}.metadata.name is missing`);
   const namespace = optionalString(meta.namespace, `${what}.metadata.namespace`);
   const uid = optionalString(meta.uid, `${what}.metadata.uid`);
   const owners = optionalList(meta.ownerReferences, `${what}.metadata.ownerReferences`).map((o, i) => {
     const where = `${what}.metadata.ownerReferences[${i}]`;
-    const owner = asObject(o, where);
+    const owner = goStruct(asObject(o, where), OWNER);
     return {
       apiVersion: optionalString(owner.apiVersion, `${where}.apiVersion`) ?? '',
       kind: optionalString(owner.kind, `${where}.kind`) ?? '',
@@ -94,11 +92,11 @@ function decodePod(value: unknown, what: string): V1Pod {
       uid: optionalString(owner.uid, `${where}.uid`) ?? '',
     };
   });
-  const spec = optionalObject(pod.spec, `${what}.spec`) ?? {};
+  const spec = goStruct(optionalObject(pod.spec, `${what}.spec`) ?? {}, POD_SPEC);
   const containers = optionalList(spec.containers, `${what}.spec.containers`).map((c, i) => {
     const where = `${what}.spec.containers[${i}]`;
-    const container = asObject(c, where);
-    const resources = optionalObject(container.resources, `${where}.resources`) ?? {};
+    const container = goStruct(asObject(c, where), CONTAINER);
+    const resources = goStruct(optionalObject(container.resources, `${where}.resources`) ?? {}, RESOURCES);
     return {
       name: optionalString(container.name, `${where}.name`) ?? '',
       resources: {
@@ -122,6 +120,25 @@ function decodePod(value: unknown, what: string): V1Pod {
   };
 }
 
+// The fields of k8s.io/api's types that floatip reads, as Go holds them (a struct is a value: a
+// null leaves it as it was)
+const POD = { metadata: 'value', spec: 'value' } as const;
+const POD_META = {
+  name: 'value',
+  namespace: 'value',
+  uid: 'value',
+  annotations: 'nullable',
+  ownerReferences: 'nullable',
+} as const;
+const OWNER = { apiVersion: 'value', kind: 'value', name: 'value', uid: 'value' } as const;
+const POD_SPEC = { containers: 'nullable', nodeName: 'value' } as const;
+const CONTAINER = { name: 'value', resources: 'value' } as const;
+const RESOURCES = { requests: 'nullable', limits: 'nullable' } as const;
+const NODE = { metadata: 'value', status: 'value' } as const;
+const NODE_META = { name: 'value', resourceVersion: 'value' } as const;
+const NODE_STATUS = { addresses: 'nullable' } as const;
+const NODE_ADDRESS = { type: 'value', address: 'value' } as const;
+
 /** Requests and limits: quantities are strings on the wire (a number is accepted, as Go's decoder does). */
 function stringMapOfQuantities(value: unknown, what: string): Record<string, string> {
   const map = optionalObject(value, what) ?? {};
@@ -136,15 +153,16 @@ function stringMapOfQuantities(value: unknown, what: string): Record<string, str
 
 /** A full Node of a request, reduced to its name, version and addresses, type-checked. */
 function decodeNode(value: unknown, what: string): V1Node {
-  const node = asObject(value, what);
-  const meta = asObject(node.metadata, `${what}.metadata`);
+  const node = goStruct(asObject(value, what), NODE);
+  const meta = goStruct(asObject(node.metadata, `${what}.metadata`), NODE_META);
   const name = optionalString(meta.name, `${what}.metadata.name`);
   if (name === undefined) throw new WireError(`${what}.metadata.name is missing`);
   const resourceVersion = optionalString(meta.resourceVersion, `${what}.metadata.resourceVersion`);
-  const status = optionalObject(node.status, `${what}.status`);
+  const statusObject = optionalObject(node.status, `${what}.status`);
+  const status = statusObject && goStruct(statusObject, NODE_STATUS);
   const addresses = optionalList(status?.addresses, `${what}.status.addresses`).map((a, i) => {
     const where = `${what}.status.addresses[${i}]`;
-    const address = asObject(a, where);
+    const address = goStruct(asObject(a, where), NODE_ADDRESS);
     return {
       type: optionalString(address.type, `${where}.type`) ?? '',
       address: optionalString(address.address, `${where}.address`) ?? '',
@@ -310,9 +328,10 @@ export function decodePreemptionArgs(body: unknown): PreemptionArgs {
     const entry = asObject(v, where);
     const uids = optionalList(field(entry, 'Pods', 'nullable'), `${where}: Pods`).map((p, i) => {
       const pod = asObject(p, `${where}: Pods[${i}]`);
-      const uid = isMeta
-        ? field(pod, 'UID', 'value')
-        : optionalObject(pod.metadata, `${where}: Pods[${i}].metadata`)?.uid;
+      const meta = isMeta
+        ? undefined
+        : optionalObject(field(pod, 'metadata', 'value'), `${where}: Pods[${i}].metadata`);
+      const uid = isMeta ? field(pod, 'UID', 'value') : meta && field(meta, 'uid', 'value');
       return { uid: optionalString(uid, `${where}: Pods[${i}] UID`) ?? '' };
     });
     const pdb = field(entry, 'NumPDBViolations', 'value') ?? 0;

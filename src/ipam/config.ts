@@ -13,6 +13,7 @@ import {
 } from './address.js';
 import { type ConfigProblem, InvalidConfigError, IpamError } from './errors.js';
 import { type IPRange, formatRange, parseRange } from './range.js';
+import { goStruct } from './go-json.js';
 
 export interface PoolEntry {
   /** Position in the configuration array, used in every message about this entry. */
@@ -77,7 +78,8 @@ function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): Poo
     problem('', raw, 'an entry must be a JSON object');
     return undefined;
   }
-  const fields = raw as Record<string, unknown>;
+  // galaxy decodes it with Go's encoding/json: keys case-insensitively, the last naming a field
+  const fields = goStruct(raw as Record<string, unknown>, ENTRY);
 
   const nodeSubnetCidrs = parseNodeSubnets(fields, problem);
 
@@ -152,6 +154,16 @@ function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): Poo
     vlan,
   };
 }
+
+/** galaxy's pool entry as Go holds its fields: CIDRs and addresses are pointers or slices, the vlan a uint16. */
+const ENTRY = {
+  nodeSubnets: 'nullable',
+  routableSubnet: 'nullable',
+  ips: 'nullable',
+  subnet: 'nullable',
+  gateway: 'nullable',
+  vlan: 'value',
+} as const;
 
 type Problem = (field: string, value: unknown, message: string) => void;
 

@@ -36,6 +36,7 @@ export {
 } from './config.js';
 export type { ExclusionReason } from './entry-space.js';
 export * from './errors.js';
+export { type GoHeld, goFieldKey, goStruct } from './go-json.js';
 export {
   AllocationKey,
   BARE_POD_PREFIX,

@@ -5,9 +5,9 @@ import {
   type AllocationRecord,
   InvalidAddressError,
   canonicalAddress,
+  goFieldKey,
   isReleasePolicy,
 } from '../ipam/index.js';
-import { goFieldKey } from '../kube/go-json.js';
 
 export const GROUP = 'galaxy.k8s.io';
 export const VERSION = 'v1alpha1';

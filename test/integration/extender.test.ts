@@ -147,6 +147,29 @@ describe('E5-1 wire format', () => {
     }
   });
 
+  test('E5-1i the Pod’s own keys in any case: read as Go reads them (galaxy decodes the whole request)', async () => {
+    const pod = await world.pod({ name: 'cased', ranges: [['10.0.101.10~10.0.101.12']] });
+    const meta = pod.metadata!;
+    const text = JSON.stringify({
+      POD: {
+        Metadata: {
+          Name: meta.name,
+          NAMESPACE: meta.namespace,
+          Uid: meta.uid,
+          Annotations: meta.annotations,
+        },
+        Spec: { Containers: pod.spec!.containers.map((c) => ({ Name: c.name, RESOURCES: c.resources })) },
+      },
+      NodeNames: ['a1', 'b1'],
+    });
+    const filtered = await world.post('filter', text);
+    expect(filtered.status).toBe(200);
+    // its range lies in B's entry: only B's node passes, as with the keys spelled as usual
+    expect((filtered.json as { NodeNames: string[] }).NodeNames).toEqual(['b1']);
+    const usual = await world.post('filter', { Pod: pod, NodeNames: ['a1', 'b1'] });
+    expect(usual.json).toEqual(filtered.json);
+  });
+
   test('E5-1e full Node objects are echoed back as received', async () => {
     const pod = await world.pod({ name: 'bare-0' });
     const body = {

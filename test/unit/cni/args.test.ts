@@ -72,3 +72,17 @@ test('IPv6 and dual stack: one ipinfo per family', () => {
   });
   expect(parseCniArgs(text).ipinfos.map(addressOf)).toEqual(['10.0.100.10', 'fd00:100::10']);
 });
+
+test('keys are matched as galaxy’s Go decoder matches them: case-insensitively, the last naming a field', () => {
+  const args = parseCniArgs(
+    '{"REQUEST_IP_RANGE":[["10.0.0.5"]],"Common":{"IPInfos":[{"IP":"10.0.0.5/24","Vlan":2,"GateWay":"10.0.0.1"}]}}',
+  );
+  expect(args.groups.map((g) => g.map(formatRange))).toEqual([['10.0.0.5']]);
+  expect(args.ipinfos).toEqual([{ ip: '10.0.0.5/24', vlan: 2, gateway: '10.0.0.1' }]);
+  // the last key wins; a null sets a list to nil
+  expect(parseCniArgs('{"request_ip_range":[["10.0.0.5"]],"Request_IP_Range":null}').groups).toEqual([]);
+  // and what bind writes is galaxy's own spelling
+  expect(formatCniArgs(args)).toBe(
+    '{"request_ip_range":[["10.0.0.5"]],"common":{"ipinfos":[{"ip":"10.0.0.5/24","vlan":2,"gateway":"10.0.0.1"}]}}',
+  );
+});

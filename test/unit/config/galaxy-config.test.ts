@@ -69,3 +69,11 @@ test('files are read; a missing one says so', async () => {
     /^read json config: ENOENT/,
   );
 });
+
+test('keys are matched as galaxy’s Go decoder matches them: case-insensitively, the last naming a field', () => {
+  const config = parseGalaxyConfig(
+    '{"Schedule_Plugin":{"ConfigMapName":"a","configmapname":"cm","FloatingIPs":[{"NodeSubnets":["10.0.0.0/16"],"IPs":["10.0.70.2"],"Subnet":"10.0.70.0/24","Gateway":"10.0.70.1","VLAN":4}]}}',
+  );
+  expect(config.configMapName).toBe('cm');
+  expect(config.floatingips?.entries[0]).toMatchObject({ nodeSubnets: ['10.0.0.0/16'], vlan: 4 });
+});

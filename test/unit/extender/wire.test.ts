@@ -160,3 +160,46 @@ test.each<[string, Record<string, unknown>, string]>([
 ])('preempt: %s is answered as galaxy’s map would be encoded', (_name, maps, answer) => {
   expect(encodePreemptionResult(decodePreemptionArgs({ Pod: pod(), ...maps }).victims)).toBe(answer);
 });
+
+test('the Pod’s and Nodes’ own fields are matched as Go matches them too (galaxy decodes the whole request)', () => {
+  const args = decodeExtenderArgs(
+    JSON.parse(
+      `{"Pod":{"Metadata":{"NAME":"p","Namespace":"ns1","namespace":"ns2","UID":"u","Annotations":{"A":"b"},
+        "OwnerReferences":[{"Kind":"ReplicaSet","NAME":"rs-1","ApiVersion":"apps/v1","Uid":"o"}]},
+        "SPEC":{"NodeName":"n1","Containers":[{"Name":"c","Resources":{"Limits":{"r":"1"},"REQUESTS":{"r":"1"}}}]}},
+       "Nodes":{"Items":[{"Metadata":{"Name":"a","ResourceVersion":"7"},"Status":{"Addresses":[{"Type":"InternalIP","Address":"10.0.0.1"}]}}]}}`,
+    ),
+  );
+  expect(JSON.parse(JSON.stringify(args.pod))).toEqual({
+    metadata: {
+      name: 'p',
+      namespace: 'ns2',
+      uid: 'u',
+      // a map's keys are exact, in Go as here
+      annotations: { A: 'b' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs-1', uid: 'o' }],
+    },
+    spec: {
+      containers: [{ name: 'c', resources: { requests: { r: '1' }, limits: { r: '1' } } }],
+      nodeName: 'n1',
+    },
+  });
+  expect(JSON.parse(JSON.stringify(args.nodes))).toEqual([
+    {
+      metadata: { name: 'a', resourceVersion: '7' },
+      status: { addresses: [{ type: 'InternalIP', address: '10.0.0.1' }] },
+    },
+  ]);
+  // a null leaves a struct or a string as it was, and sets a list or a map to nil
+  const nulls = decodeExtenderArgs(
+    JSON.parse(
+      '{"Pod":{"metadata":{"name":"p","NAME":null,"annotations":{"a":"b"},"Annotations":null},"Metadata":null},"NodeNames":[]}',
+    ),
+  );
+  expect(nulls.pod.metadata).toMatchObject({ name: 'p', annotations: {} });
+  const victims = decodePreemptionArgs({
+    Pod: pod(),
+    NodeNameToVictims: { n1: { Pods: [{ Metadata: { UID: 'u1' } }] } },
+  });
+  expect(victims.victims!.get('n1')!.pods).toEqual([{ uid: 'u1' }]);
+});

@@ -46,6 +46,20 @@ describe('parsing galaxy configuration (docs/galaxy.md#entries-and-validation)',
     expect(e!.ranges).toHaveLength(2);
   });
 
+  test('keys are matched as galaxy’s Go decoder matches them: case-insensitively, the last naming a field', () => {
+    const [e] = parsePoolConfig(
+      '[{"NodeSubnets":["10.49.28.0/26"],"IPS":["10.0.80.2"],"Subnet":"10.0.80.0/24","gateway":"10.0.80.9","GATEWAY":"10.0.80.1","Vlan":3}]',
+    ).entries;
+    expect(e).toMatchObject({ nodeSubnets: ['10.49.28.0/26'], vlan: 3 });
+    expect(JSON.stringify(serializePoolEntry(e!))).toContain('"gateway":"10.0.80.1"');
+    // a null sets a pointer to nil: no gateway is left
+    expect(
+      problems(
+        '[{"nodeSubnets":["10.0.0.0/8"],"subnet":"10.0.80.0/24","gateway":"10.0.80.1","Gateway":null}]',
+      ),
+    ).toEqual(['0 gateway: gateway is empty']);
+  });
+
   test("galaxy's canonical serialised form (docs/galaxy.md#entries-and-validation) round-trips", () => {
     const canonical =
       '{"nodeSubnets":["10.173.14.0/24"],"ips":["10.173.14.205","10.173.14.206~10.173.14.208"],"subnet":"10.173.14.0/24","gateway":"10.173.14.1","vlan":2}';

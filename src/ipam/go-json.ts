@@ -29,3 +29,23 @@ export function goFieldKey(
   }
   return found;
 }
+
+/** How a Go field holds its value: a pointer, slice or map (`nullable`, set to nil by a null) or not. */
+export type GoHeld = 'nullable' | 'value';
+
+/**
+ * `object` seen as Go's decoder fills a struct of the given fields (name: how it is held): each
+ * field under its own name, with the value of the key goFieldKey picks; keys naming no field are
+ * dropped. Lets a reader of a Go-decoded message read `view.gateway` whatever case was sent.
+ */
+export function goStruct<F extends string>(
+  object: Readonly<Record<string, unknown>>,
+  fields: Readonly<Record<F, GoHeld>>,
+): Partial<Record<F, unknown>> {
+  const out: Partial<Record<F, unknown>> = {};
+  for (const name of Object.keys(fields) as F[]) {
+    const key = goFieldKey(object, name, fields[name] === 'nullable');
+    if (key !== undefined) out[name] = object[key];
+  }
+  return out;
+}
