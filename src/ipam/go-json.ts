@@ -24,7 +24,9 @@ export function goFieldKey(
   const want = name.toLowerCase();
   let found: string | undefined;
   for (const key of Object.keys(object)) {
-    if (folded(key) !== want || (!nullable && object[key] === null)) continue;
+    // no character's fold to an ASCII letter changes its length, so only keys of the name's length
+    // can name it: the Pod's dozens of other keys cost a comparison, not a fold
+    if (key.length !== want.length || folded(key) !== want || (!nullable && object[key] === null)) continue;
     found = key;
   }
   return found;

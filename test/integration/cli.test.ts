@@ -249,6 +249,9 @@ test('16: SIGTERM does not wait for a caller still sending its body: floatip exi
   const [, port] = await floatip.waitFor(
     /"url":"http:\/\/127\.0\.0\.1:(\d+)","leaderElection":false,"msg":"scheduler extender listening"/,
   );
+  // the banner is the last of start-up: SIGTERM's handler is set in the same turn (a machine loaded
+  // enough delayed it past the 1.5 s below, and SIGTERM's default action ended floatip)
+  await floatip.waitFor(/^REST API: http/m);
   // a body promised at 100,000 bytes, of which a few arrive, then one byte a second
   const socket = connect(Number(port), '127.0.0.1');
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));

@@ -4,6 +4,7 @@
 // release policy is galaxy's default, with a Warning Event (13.12).
 import { connect } from 'node:net';
 import type { V1Node } from '@kubernetes/client-node';
+import { eventually } from './helpers.js';
 import { World } from './world.js';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
 
@@ -248,8 +249,17 @@ describe('13.16 a refused bind decides before it writes', () => {
       `POST /v1/bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     await new Promise((resolve) => socket.on('close', resolve));
-    await world.settle();
+    // floatip closes its end at once; the bind it had started ends with a Warning Event saying why
+    // (before a write, or after its writes were undone), and only then is its outcome for reading
+    await eventually('the bind to end', async () => {
+      await world.floatip.events.flush();
+      const events = await world.core.listNamespacedEvent({ namespace: 'ns1' });
+      return events.items.some(
+        (e) => e.involvedObject.name === 'p1' && /its caller stopped waiting/.test(e.message ?? ''),
+      );
+    });
     expect(world.floatip.allocator.byKey('NULL_ns1_NULL_p1')).toEqual([]);
+    expect(await world.addressesOf('p1')).toEqual([]);
     expect(
       (await world.core.readNamespacedPod({ namespace: 'ns1', name: 'p1' })).spec?.nodeName,
     ).toBeUndefined();
