@@ -190,7 +190,8 @@ describe('extender HTTP, full Nodes', () => {
     expect(text.startsWith('HTTP/1.1 200')).toBe(true);
     const answer = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { Nodes: { items: unknown[] } };
     expect(answer.Nodes.items).toEqual(a.items);
-  });
+    // three 20 MB requests and answers: seconds on a quiet machine, more than jest's 30 s on a busy one
+  }, 120_000);
 });
 
 async function waitUntil(done: () => boolean): Promise<void> {
