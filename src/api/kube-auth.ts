@@ -15,8 +15,14 @@ const CACHE_MS = 10_000;
 /** Tokens and decisions remembered at most: a caller sending random tokens evicts, never grows. */
 const CACHE_ENTRIES = 1000;
 
-/** What a request needs: the verb and resource it is checked against. */
-export function permissionFor(method: string, path: string): { verb: string; resource: string } {
+/**
+ * What a request needs: the verb and resource it is checked against. Decided on the path as express
+ * routes it, case-insensitively and with an optional trailing slash: `POST /V1/IP` and `POST
+ * /v1/ip/` are the release, and `DELETE /V1/pool/p` deletes a pool, so checking the path as sent
+ * let a caller who may only list release addresses and change pools.
+ */
+export function permissionFor(method: string, sentPath: string): { verb: string; resource: string } {
+  const path = sentPath.toLowerCase().replace(/\/$/, '');
   if (path.startsWith('/v1/pool')) {
     if (method === 'GET') return { verb: 'get', resource: 'pools' };
     if (method === 'DELETE') return { verb: 'delete', resource: 'pools' };

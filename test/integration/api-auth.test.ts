@@ -133,3 +133,25 @@ test('E8-10 answers are cached briefly, and the cache is bounded: random tokens 
   expect(reviews()).toBe(first + 1201);
   server.faults.clear();
 });
+
+test('E8-8b the permission follows the route express matches, whatever the spelling of its path', async () => {
+  // express routes case-insensitively with an optional trailing slash: each of these is the
+  // release or a pool change, and a token that may only list must not get through with it
+  const release = { ips: [{ ip: '10.0.100.10', podName: 'x', namespace: 'ns1' }] };
+  for (const path of ['/V1/IP', '/v1/ip/', '/v1/IP', '/V1/Ip/']) {
+    expect(await call('POST', path, 't-viewer', release)).toEqual({
+      status: 403,
+      body: { code: 403, message: 'forbidden: viewer may not delete floatingips.galaxy.k8s.io' },
+    });
+  }
+  for (const path of ['/V1/POOL', '/v1/Pool/'])
+    expect((await call('POST', path, 't-viewer', { name: 'p2', size: 1 })).body.message).toBe(
+      'forbidden: viewer may not update pools.galaxy.k8s.io',
+    );
+  for (const path of ['/V1/pool/p1', '/v1/POOL/p1/'])
+    expect((await call('DELETE', path, 't-viewer')).body.message).toBe(
+      'forbidden: viewer may not delete pools.galaxy.k8s.io',
+    );
+  // and reading a pool, however spelt, is still `get pools`, which the viewer has
+  expect((await call('GET', '/V1/POOL/p1/', 't-viewer')).status).not.toBe(403);
+});
