@@ -5,7 +5,8 @@
 import { request as httpRequest } from 'node:http';
 import { type RequestOptions, request as httpsRequest } from 'node:https';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { CustomResourceClient, isNotFound, kubeError } from '../kube/custom-resources.js';
+import { shareConnections } from '../kube/shared-agent.js';
+import { CustomResourceClient, isNotFound, isObjectArray, kubeError } from '../kube/custom-resources.js';
 import { FLOATING_IP_PLURAL, GROUP, POOL_PLURAL, VERSION } from '../store/floating-ip-object.js';
 import type { RawCluster } from './snapshot.js';
 
@@ -28,7 +29,9 @@ export function loadKubeConfig(c: Connection): KubeConfig {
   // kubectl talks plain HTTP to an http:// server as it is; client-node refuses unless told to skip
   // a TLS verification that plain HTTP does not have
   kc.clusters = kc.clusters.map((c) => (c.server.startsWith('http:') ? { ...c, skipTLSVerify: true } : c));
-  return kc;
+  // client-node has no timeout of its own: a server that never answers would hang the command;
+  // this bounds every call as floatip's are (shared-agent.ts's REQUEST_TIMEOUT_MS)
+  return shareConnections(kc);
 }
 
 /** The context's namespace, as kubectl defaults `-n`. */
@@ -51,8 +54,18 @@ async function everyPage<T>(
   let token: string | undefined;
   do {
     const page = await list({ limit: 500, ...(token ? { _continue: token } : {}) });
+    // a server that answers something else (a string, nulls) must not pass for an empty cluster
+    // nor fail later without saying where it came from
+    if (!isObjectArray(page?.items))
+      throw new Error(
+        `the answer is not a list of objects (items: ${JSON.stringify(page?.items)?.slice(0, 80)})`,
+      );
     items.push(...page.items);
-    token = page.metadata?._continue;
+    const next = page.metadata?._continue;
+    // a server that hands back the token it was sent would be asked for the same page forever
+    if (next && next === token)
+      throw new Error(`the API server sent the same continue token again (${next})`);
+    token = next;
   } while (token);
   return items;
 }

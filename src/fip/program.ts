@@ -27,6 +27,7 @@ import {
 import { type ReleaseAnswer, type ReleaseEntry, formatVerdicts, plan, targets, verdicts } from './release.js';
 import { type Snapshot, buildSnapshot } from './snapshot.js';
 import { describeLines, find, freeFields, holderFields } from './show.js';
+import { printable } from './table.js';
 import { usage } from './usage.js';
 
 export interface Io {
@@ -135,6 +136,8 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
   const session = (cmd: Command) => new Session(cmd.optsWithGlobals() as Globals);
+  // text for people carries object data (keys, node names, pod names): never a control sequence
+  const say = (text: string) => io.out(printable(text));
   const output = (allowed: string) => new Option('-o, --output <format>', `output format: ${allowed}`);
 
   program
@@ -172,7 +175,7 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
         });
         if (format === 'json' || format === 'yaml')
           io.out(machine(format, { items: list.map((h) => holderJson(snap, h)) }));
-        else io.out(formatHolders(snap, list, format === 'wide'));
+        else say(formatHolders(snap, list, format === 'wide'));
       },
     );
 
@@ -186,10 +189,10 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
       const s = session(cmd);
       const snap = await s.snapshot();
       const shown = find(snap, subject, s.namespace);
-      if (shown.freeIP) return io.out(describeLines(freeFields(snap, shown.freeIP)));
+      if (shown.freeIP) return say(describeLines(freeFields(snap, shown.freeIP)));
       if (shown.holders.length === 0) {
         const p = shown.pod!;
-        io.out(
+        say(
           `pod ${p.namespace}/${p.name} holds no address (key ${p.key || 'none'}; annotation names ${p.addresses.join(', ') || 'nothing'})\n`,
         );
         return;
@@ -205,7 +208,7 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
           : `floatip would refuse: ${v?.why ?? 'unknown'}`;
         return describeLines(holderFields(snap, h, releaseNow));
       });
-      io.out(blocks.join('\n'));
+      say(blocks.join('\n'));
     });
 
   program
@@ -219,11 +222,8 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
       const format = parseFormat(o.output, ['table', 'json', 'yaml']);
       const ms = windowMs(o.window);
       const rows = usage(await session(cmd).snapshot(), ms);
-      io.out(
-        format === 'json' || format === 'yaml'
-          ? machine(format, usageJson(rows, ms))
-          : formatUsage(rows, o.window),
-      );
+      if (format === 'json' || format === 'yaml') io.out(machine(format, usageJson(rows, ms)));
+      else say(formatUsage(rows, o.window));
     });
 
   program
@@ -235,11 +235,9 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
     .action(async (o: { output?: string }, cmd: Command) => {
       const format = parseFormat(o.output, ['table', 'json', 'yaml']);
       const findings = check(await session(cmd).snapshot());
-      io.out(
-        format === 'json' || format === 'yaml'
-          ? machine(format, { problems: problems(findings).length, findings: findings.map(findingJson) })
-          : formatCheck(findings),
-      );
+      if (format === 'json' || format === 'yaml')
+        io.out(machine(format, { problems: problems(findings).length, findings: findings.map(findingJson) }));
+      else say(formatCheck(findings));
       if (problems(findings).length > 0) setExit(1);
     });
 
@@ -271,7 +269,7 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
           );
         const planned = plan(snap, sent);
         const human = format === 'table';
-        if (human) io.out(formatVerdicts(planned, false));
+        if (human) say(formatVerdicts(planned, false));
         let result = planned;
         if (!o.dryRun) {
           const go = sent.filter((t) => planned.find((v) => v.ip === t.ip)?.release);
@@ -279,8 +277,8 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
             const answer = await s.release(go.map((t) => t.entry!));
             const done = verdicts(go, answer);
             result = planned.map((v) => done.find((d) => d.ip === v.ip) ?? v);
-            if (human) io.out('\n' + formatVerdicts(result, true));
-          } else if (human) io.out('\nnothing released\n');
+            if (human) say('\n' + formatVerdicts(result, true));
+          } else if (human) say('\nnothing released\n');
         }
         if (!human) {
           io.out(
@@ -311,7 +309,8 @@ export async function runFip(argv: readonly string[], io: Io): Promise<number> {
         ? 0
         : 2;
     }
-    io.err(`kubectl fip: ${e.message ?? String(err)}\n`);
+    // an error can quote the API server's answer or an object's data
+    io.err(printable(`kubectl fip: ${e.message ?? String(err)}\n`));
     return 2;
   }
   return code;

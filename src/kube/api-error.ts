@@ -1,5 +1,6 @@
 // What went wrong talking to the API server, in Kubernetes' terms (status code and reason), so
 // callers can tell a conflict from an outage; one translation of whatever client-node threw.
+import { STATUS_CODES } from 'node:http';
 import { ApiException } from '@kubernetes/client-node';
 
 export class KubeApiError extends Error {
@@ -60,8 +61,19 @@ export function kubeError(err: unknown, what: string): KubeApiError {
       }
     }
     const status = body as { reason?: string; message?: string } | undefined;
-    const message = typeof status === 'object' && status?.message ? status.message : String(err.body);
+    // client-node drops the body of an answer its OpenAPI document gives no schema (a 401 with
+    // the API server's Status): the code is then all there is, not the word "undefined"
+    const message =
+      typeof status === 'object' && status?.message
+        ? status.message
+        : body === undefined || body === ''
+          ? `HTTP ${err.code} ${STATUS_CODES[err.code] ?? ''}`.trimEnd()
+          : String(err.body);
     return new KubeApiError(err.code, status?.reason ?? '', `${what}: ${message}`);
   }
+  // a call's signal fired: fetch says "The user aborted a request.", but no user did; it is the
+  // per-call bound of shared-agent.ts (or the caller's own) that ran out
+  if ((err as Error)?.name === 'AbortError')
+    return new KubeApiError(0, '', `${what}: no answer in time (the request was aborted)`);
   return new KubeApiError(0, '', `${what}: ${(err as Error)?.message ?? String(err)}`);
 }

@@ -10,6 +10,10 @@ import { kubeError } from './api-error.js';
 import { checkPathSegment } from './path-segment.js';
 import type { ListResult, ReflectorOptions } from './reflector.js';
 
+/** Whether a list's `items` is what the API server sends: an array of objects. */
+export const isObjectArray = (items: unknown): items is object[] =>
+  Array.isArray(items) && items.every((i) => typeof i === 'object' && i !== null && !Array.isArray(i));
+
 export { KubeApiError, isAlreadyExists, isConflict, isNotFound, kubeError } from './api-error.js';
 
 export interface ResourceRef {
@@ -61,6 +65,12 @@ export class CustomResourceClient {
         items?: unknown[];
         metadata?: { continue?: string; resourceVersion?: string };
       };
+      // an answer that is no list (a proxy's or a broken server's) must not read as an empty one,
+      // nor a string as its characters
+      if (list.items != null && !isObjectArray(list.items))
+        throw new Error(
+          `the answer is not a list of objects (items: ${JSON.stringify(list.items)?.slice(0, 80)})`,
+        );
       return {
         items: list.items ?? [],
         ...(list.metadata?.continue ? { continue: list.metadata.continue } : {}),
@@ -94,6 +104,12 @@ export class CustomResourceClient {
     do {
       const page = await this.list(pageSize, token);
       for (const item of page.items) items.push(item);
+      // a server that hands back the token it was sent would be asked for the same page forever
+      if (page.continue && page.continue === token)
+        throw kubeError(
+          new Error(`the API server sent the same continue token again (${page.continue})`),
+          `list ${this.describe()}`,
+        );
       token = page.continue;
       // a paged list is a snapshot at the first page's version
       if (!resourceVersion) resourceVersion = page.resourceVersion;

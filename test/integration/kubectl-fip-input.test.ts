@@ -2,7 +2,9 @@
 // kubectl accepts names it): names that would steer a request elsewhere, selectors that conflict,
 // and a reader that closes the pipe early are usage errors or a quiet end, never a stack trace.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -96,4 +98,137 @@ test('release where the API server has no service proxy (the embedded one of npm
     /^kubectl fip: the API server answered 405 to POST \/api\/v1\/namespaces\/kube-system\/services\/floatip:api-port\/proxy\/v1\/ip, before floatip: /,
   );
   expect(err).toContain('service proxy');
+});
+
+const ESC = '\u001b';
+/** What a terminal would act on rather than show: ESC, BEL, CR, the right-to-left override. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const STEERING = /[\u0007\u000d\u001b\u009b\u202e]/;
+
+const createFloatingIP = async (ip: string, key: string, nodeName: string) => {
+  const res = await fetch(`${server.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'galaxy.k8s.io/v1alpha1',
+      kind: 'FloatingIP',
+      metadata: { name: ip },
+      spec: {
+        key,
+        attribute: JSON.stringify({ NodeName: nodeName, Uid: `u${ESC}[5m` }),
+        policy: 2,
+        updateTime: '2026-01-01T00:00:00Z',
+      },
+    }),
+  });
+  expect(res.status).toBe(201);
+};
+
+test('object data never reaches the terminal as control sequences, and one huge cell does not pad every row', async () => {
+  await createFloatingIP(
+    '10.0.100.60',
+    `dp_ns${ESC}]0;owned\u0007_app${ESC}[31m\u202egnp.exe_`,
+    `node${ESC}[2J${ESC}[H\r\u009b31m`,
+  );
+  await createFloatingIP('10.0.100.61', 'dp_ns_big_', 'n'.repeat(1 << 20));
+  for (let i = 0; i < 20; i++) await createFloatingIP(`10.0.100.${70 + i}`, `dp_ns_app${i}_`, 'demo-node-1');
+  for (const args of [
+    ['ls'],
+    ['ls', '-o', 'wide'],
+    ['show', '10.0.100.60'],
+    ['check'],
+    ['usage'],
+    ['release', '--dry-run', '10.0.100.60'],
+  ]) {
+    const { code, out, err } = await fip(...args);
+    expect([args, code < 2, err]).toEqual([args, true, '']);
+    expect([args, STEERING.test(out)]).toEqual([args, false]);
+    // still there, visibly: the escape written out
+    if (args[0] !== 'check' && args[0] !== 'usage') expect(out).toContain('\\u001b');
+    // 22 rows: the megabyte is printed once, not once per row
+    expect(out.length).toBeLessThan(1.5 * (1 << 20));
+  }
+});
+
+describe('against a server that answers garbage', () => {
+  let garbage: Server;
+  let answer: (req: IncomingMessage, res: ServerResponse) => void;
+  let garbageConfig: string;
+  beforeAll(async () => {
+    garbage = createServer((req, res) => answer(req, res));
+    await new Promise<void>((resolve) => garbage.listen(0, '127.0.0.1', resolve));
+    garbageConfig = join(dir, 'garbage');
+    writeFileSync(
+      garbageConfig,
+      readFileSync(kubeconfig, 'utf8').replace(
+        server.url,
+        `http://127.0.0.1:${(garbage.address() as AddressInfo).port}`,
+      ),
+    );
+  });
+  afterAll(async () => {
+    garbage.closeAllConnections();
+    await new Promise((resolve) => garbage.close(resolve));
+  });
+  const json = (status: number, body: unknown) => (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const against = async (...args: string[]) => {
+    let out = '';
+    let err = '';
+    const code = await runFip(['--kubeconfig', garbageConfig, ...args], {
+      out: (t) => (out += t),
+      err: (t) => (err += t),
+    });
+    return { code, out, err };
+  };
+
+  test.each([
+    [
+      'a 401 (its Status is dropped by client-node) names the code, not "undefined"',
+      json(401, {
+        kind: 'Status',
+        status: 'Failure',
+        message: 'Unauthorized',
+        reason: 'Unauthorized',
+        code: 401,
+      }),
+      'list floatingips.galaxy.k8s.io: HTTP 401 Unauthorized',
+    ],
+    [
+      'items that are no list are not an empty cluster',
+      json(200, { kind: 'List', items: 'nope' }),
+      'the answer is not a list of objects (items: "nope")',
+    ],
+    [
+      'nulls among the items',
+      json(200, { kind: 'List', items: [null, 5] }),
+      'the answer is not a list of objects (items: [null,5])',
+    ],
+    [
+      'a continue token handed back forever',
+      json(200, { kind: 'List', items: [], metadata: { continue: 'again' } }),
+      'the API server sent the same continue token again (again)',
+    ],
+    [
+      "an error quoting control sequences (the server's own message)",
+      json(500, { kind: 'Status', message: `boom${ESC}[2J${ESC}]0;owned\u0007`, code: 500 }),
+      'boom\\u001b[2J\\u001b]0;owned\\u0007',
+    ],
+  ])('%s: exit 2, one clear line', async (_what, handler, message) => {
+    answer = handler;
+    const { code, out, err } = await against('ls');
+    expect([code, out]).toEqual([2, '']);
+    expect(err).toContain(message);
+    expect(err.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(STEERING.test(err)).toBe(false);
+  });
+
+  test('a server that never answers: exit 2 when the per-call bound runs out, not a hang', async () => {
+    answer = () => undefined;
+    const { code, err } = await against('ls');
+    expect(code).toBe(2);
+    expect(err).toContain('no answer in time');
+  }, 60_000);
 });
