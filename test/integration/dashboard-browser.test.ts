@@ -218,6 +218,62 @@ describe('with --api-auth=kubernetes', () => {
   });
 });
 
+describe('with hostile object data', () => {
+  let hostile: World;
+  const IP = '10.0.100.30';
+  const marker = `"><img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`;
+
+  beforeAll(async () => {
+    hostile = await World.start({ config: DASHBOARD_CONFIG });
+    // whoever may write FloatingIPs chooses the node name in the attribute: markup, and a megabyte
+    // with no place to break
+    await hostile.custom.createClusterCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'floatingips',
+      body: {
+        apiVersion: 'galaxy.k8s.io/v1alpha1',
+        kind: 'FloatingIP',
+        metadata: { name: IP },
+        spec: {
+          key: 'dp_ns1_gone_',
+          policy: 2,
+          attribute: JSON.stringify({ NodeName: marker + 'n'.repeat(1 << 20), Uid: '' }),
+          updateTime: '2020-01-01T00:00:00Z',
+        },
+      },
+    });
+    await eventually(`${IP} to reach floatip`, async () => hostile.floatip.allocator.get(IP) !== undefined);
+  }, 60_000);
+
+  afterAll(async () => {
+    await hostile?.stop();
+  });
+
+  test('is shown as text, and a megabyte-long node name leaves every row its Release button in sight', async () => {
+    const page = await open(hostile.floatip.apiUrl);
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    const row = rowOf(page, 'Holders', IP);
+    await row.waitFor();
+    expect(await row.locator('td[data-label="Node"]').innerText()).toContain(marker);
+    expect(await page.evaluate('[window.pwned, document.querySelectorAll("img").length]')).toEqual([
+      undefined,
+      0,
+    ]);
+    // the row's last cells are on the screen, not millions of pixels to the right
+    const button = await row.getByRole('button', { name: 'Release' }).boundingBox();
+    expect(button!.x + button!.width).toBeLessThanOrEqual(1280);
+    const state = await row.locator('td[data-label="State"]').boundingBox();
+    expect(state!.x + state!.width).toBeLessThanOrEqual(1280);
+    expect(dialogs).toEqual([]);
+    await close(page);
+  }, 60_000);
+});
+
 test('screenshots at desktop and phone widths; on a phone nothing is wider than the screen', async () => {
   await world.deployment('web', 6);
   for (const suffix of ['x7k2p', 'b9d4q', 'm3n8r', 'c5t1w', 'h6v0z', 'q2j9s'])
