@@ -221,6 +221,7 @@ describe('with --api-auth=kubernetes', () => {
 describe('with hostile object data', () => {
   let hostile: World;
   const IP = '10.0.100.30';
+  const BIDI_IP = '10.0.100.31';
   const marker = `"><img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`;
 
   beforeAll(async () => {
@@ -243,7 +244,24 @@ describe('with hostile object data', () => {
         },
       },
     });
-    await eventually(`${IP} to reach floatip`, async () => hostile.floatip.allocator.get(IP) !== undefined);
+    // and the key: a right-to-left override makes what follows read backwards
+    await hostile.custom.createClusterCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'floatingips',
+      body: {
+        apiVersion: 'galaxy.k8s.io/v1alpha1',
+        kind: 'FloatingIP',
+        metadata: { name: BIDI_IP },
+        spec: { key: 'pool__\u202egnp.exe_', policy: 2, attribute: '', updateTime: '2020-01-01T00:00:00Z' },
+      },
+    });
+    await eventually(
+      `${IP} and ${BIDI_IP} to reach floatip`,
+      async () =>
+        hostile.floatip.allocator.get(IP) !== undefined &&
+        hostile.floatip.allocator.get(BIDI_IP) !== undefined,
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -270,6 +288,19 @@ describe('with hostile object data', () => {
     const state = await row.locator('td[data-label="State"]').boundingBox();
     expect(state!.x + state!.width).toBeLessThanOrEqual(1280);
     expect(dialogs).toEqual([]);
+    await close(page);
+  }, 60_000);
+
+  test('a bidirectional override in a key is written out, in the table and in the dialog that asks before a release', async () => {
+    const page = await open(hostile.floatip.apiUrl);
+    const row = rowOf(page, 'Holders', BIDI_IP);
+    await row.waitFor();
+    expect(await row.locator('td[data-label="Key"]').innerText()).toBe('pool__\\u202egnp.exe_');
+    await row.getByRole('button', { name: 'Release' }).click();
+    const dialog = page.getByRole('dialog', { name: `Release ${BIDI_IP}?` });
+    expect(await dialog.innerText()).toContain('pool__\\u202egnp.exe_');
+    expect(await dialog.innerText()).not.toContain('\u202e');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
     await close(page);
   }, 60_000);
 });

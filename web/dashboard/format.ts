@@ -25,3 +25,15 @@ export function exhaustion(e: ExhaustionJson): string {
 export const count = (n: string | number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 export const clock = (ms: number): string => new Date(ms).toLocaleTimeString();
+
+/**
+ * Object data (a key, a node name, a message) as a person should read it: control characters and
+ * the bidirectional marks, embeddings, overrides and isolates written out as `\uXXXX`. Whoever
+ * writes a FloatingIP chooses its key; with U+202E in it, `..._gnp.exe` showed as `exe.png_...`,
+ * in the table and in the dialog that asks before a release.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+export const visible = (text: string): string =>
+  text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

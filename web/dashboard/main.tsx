@@ -5,7 +5,7 @@ import { type ComponentChildren, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { DashboardJson, EventJson, HolderJson } from '../../src/api/dashboard-wire.js';
 import { type ReleaseAnswer, type Answer, fetchDashboard, release, saveToken, savedToken } from './api.js';
-import { clock, count, duration } from './format.js';
+import { clock, count, duration, visible } from './format.js';
 import { type Column, SortableTable } from './table.js';
 import { UsageBar } from './usage.js';
 import './dashboard.css';
@@ -15,7 +15,7 @@ const POLL_MS = 2000;
 
 const holderColumns = (now: number): Column<HolderJson>[] => [
   { label: 'IP', value: (h) => h.ip },
-  { label: 'Key', value: (h) => h.key, show: (h) => <code>{h.key}</code> },
+  { label: 'Key', value: (h) => h.key, show: (h) => <code>{visible(h.key)}</code> },
   { label: 'Pod', value: (h) => (h.pod ? `${h.namespace}/${h.pod}` : '') },
   { label: 'Node', value: (h) => h.node },
   { label: 'Policy', value: (h) => h.policy },
@@ -127,7 +127,7 @@ function App() {
         <h1>floatip</h1>
         <span class="status" role="status">
           {problem ? (
-            <span class="problem">{problem.message}</span>
+            <span class="problem">{visible(problem.message)}</span>
           ) : updated ? (
             <span class="live">live · updated {clock(updated)}</span>
           ) : (
@@ -150,7 +150,7 @@ function App() {
       ) : null}
       {outcome ? (
         <p class={outcome.ok ? 'outcome ok' : 'outcome refused'} role="alert">
-          {outcome.text}
+          {visible(outcome.text)}
           <button type="button" aria-label="dismiss" onClick={() => setOutcome(undefined)}>
             ×
           </button>
@@ -308,9 +308,9 @@ function ConfirmRelease(props: { holder: HolderJson; onCancel: () => void; onCon
       <div class="modal-box">
         <h2 id="confirm-title">Release {h.ip}?</h2>
         <p>
-          It is held by <code>{h.key}</code>
-          {h.node ? ` on ${h.node}` : ''}. Released, it goes back to the free addresses and the next pod may
-          get it.
+          It is held by <code>{visible(h.key)}</code>
+          {h.node ? ` on ${visible(h.node)}` : ''}. Released, it goes back to the free addresses and the next
+          pod may get it.
         </p>
         <div class="modal-actions">
           <button type="button" onClick={props.onCancel}>

@@ -2,6 +2,9 @@
 // becomes a card, its cells labelled by their column (dashboard.css).
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { visible } from './format.js';
+
+const shown = (value: string | number) => (typeof value === 'string' ? visible(value) : value);
 
 export interface Column<T> {
   readonly label: string;
@@ -60,7 +63,7 @@ export function SortableTable<T>(props: {
             <tr key={props.rowKey(row)}>
               {props.columns.map((c) => (
                 <td key={c.label} data-label={c.label}>
-                  {c.show ? c.show(row) : c.value(row)}
+                  {c.show ? c.show(row) : shown(c.value(row))}
                 </td>
               ))}
               {props.actions ? <td class="actions">{props.actions(row)}</td> : null}
