@@ -59,7 +59,14 @@ export class AllocationKey {
     return new AllocationKey(text, pod.pool, typePrefix, pod.namespace, appName, pod.name);
   }
 
-  /** galaxy's ParseKey (docs/galaxy.md#parsing-a-key-parsekey). Any string parses; parts it cannot find are "". */
+  /**
+   * galaxy's ParseKey (docs/galaxy.md#parsing-a-key-parsekey). Any string parses; parts it cannot find are "".
+   * One difference: a pool name may contain `_` (the annotation is free text) while the four parts after
+   * it cannot (kind, namespace, app and pod names have none), so the pool is what precedes the last four
+   * parts, or, for a key of no pod, the whole of what precedes the final `_`. galaxy splits at the first
+   * `_`, which reads `pool__my_pool_dp_ns_app_pod` as naming no pod: resync then never looked at it, and
+   * the address of a pod deleted unseen stayed held for good.
+   */
   static parse(text: string): AllocationKey {
     let pool = '';
     let rest = text;
@@ -67,8 +74,16 @@ export class AllocationKey {
       const remainder = text.slice(POOL_KEY_PREFIX.length);
       const cut = remainder.indexOf('_');
       if (cut < 0) return new AllocationKey(text, '', '', '', '', '');
-      pool = remainder.slice(0, cut);
-      rest = remainder.slice(cut + 1);
+      const parts = remainder.split('_');
+      if (parts.length > 5) {
+        pool = parts.slice(0, -4).join('_');
+        rest = parts.slice(-4).join('_');
+      } else if (parts.length < 5 && remainder.endsWith('_')) {
+        return new AllocationKey(text, remainder.slice(0, -1), '', '', '', '');
+      } else {
+        pool = remainder.slice(0, cut);
+        rest = remainder.slice(cut + 1);
+      }
     }
     const parts = rest.split('_');
     if (parts.length !== 4) return new AllocationKey(text, pool, '', '', '', '');

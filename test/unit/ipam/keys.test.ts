@@ -97,6 +97,11 @@ describe('parsing keys (docs/galaxy.md#parsing-a-key-parsekey)', () => {
     ['NULL_default_NULL_pod1', ['', 'NULL_', 'default', 'NULL', 'pod1']],
     ['pool__pl1_dp_ns1_dp_dp-x', ['pl1', 'dp_', 'ns1', 'dp', 'dp-x']],
     ['pool__nounderscore', ['', '', '', '', '']],
+    // a pool name with `_`: the pool is what precedes the last four parts (galaxy: pool `my`, no pod)
+    ['pool__my_pool_dp_ns1_dp_dp-x', ['my_pool', 'dp_', 'ns1', 'dp', 'dp-x']],
+    ['pool__a_b_c_sts_ns1_web_web-0', ['a_b_c', 'sts_', 'ns1', 'web', 'web-0']],
+    ['pool__my_pool_', ['my_pool', '', '', '', '']],
+    ['pool__my_pool_dp_ns1_dp_', ['my_pool', 'dp_', 'ns1', 'dp', '']],
     ['ns_notexistpod', ['', '', '', '', '']],
     ['pod1', ['', '', '', '', '']],
     ['hello-xx', ['', '', '', '', '']],
@@ -107,10 +112,18 @@ describe('parsing keys (docs/galaxy.md#parsing-a-key-parsekey)', () => {
     expect(key.text).toBe(text);
   });
 
-  test('a pod key parses back to the parts it was made of', () => {
-    const made = pod('web-0', [{ kind: 'StatefulSet', name: 'web' }], 'p1');
-    expect(parts(AllocationKey.parse(made.text))).toEqual(parts(made));
-  });
+  test.each(['p1', 'my_pool', 'a_b_c'])(
+    'a pod key of pool %j parses back to the parts it was made of',
+    (pool) => {
+      for (const made of [
+        pod('web-0', [{ kind: 'StatefulSet', name: 'web' }], pool),
+        pod('dp-x-y', [{ kind: 'ReplicaSet', name: 'dp-69fd8dbc5c' }], pool),
+      ]) {
+        expect(parts(AllocationKey.parse(made.text))).toEqual(parts(made));
+        expect(AllocationKey.parse(made.poolPrefix).pool).toBe(pool);
+      }
+    },
+  );
 });
 
 test.each([
