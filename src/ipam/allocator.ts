@@ -260,8 +260,8 @@ export class Allocator {
   }
 
   /** How many keys starting with `prefix` hold addresses. For a group name, O(groups matched). */
-  countKeysByPrefix(prefix: string): number {
-    return this.keyIndex.countKeysByPrefix(prefix);
+  countKeysByPrefix(prefix: string, inGroup?: (groupName: string) => boolean): number {
+    return this.keyIndex.countKeysByPrefix(prefix, inGroup);
   }
 
   /** Allocations whose key contains `keyword` (case-sensitive), as galaxy's fuzzy search. */

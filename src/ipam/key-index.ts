@@ -126,14 +126,17 @@ export class KeyIndex<T extends Keyed> {
     return n;
   }
 
-  /** How many keys starting with `prefix` hold records: O(groups matched), or of one group's keys. */
-  countKeysByPrefix(prefix: string): number {
-    if (prefix === '') return this.records.size;
+  /**
+   * How many keys starting with `prefix` hold records: O(groups matched), or of one group's keys.
+   * `inGroup`, if given, keeps only the keys of the groups (key text up to its last `_`) it accepts.
+   */
+  countKeysByPrefix(prefix: string, inGroup?: (groupName: string) => boolean): number {
+    if (prefix === '' && !inGroup) return this.records.size;
     let n = 0;
     this.walk(
       prefix,
-      () => n++,
-      (group) => (n += group.keys.size),
+      (key) => (!inGroup || inGroup(groupOf(key)) ? n++ : undefined),
+      (group, name) => (!inGroup || inGroup(name) ? (n += group.keys.size) : undefined),
     );
     return n;
   }
@@ -143,7 +146,11 @@ export class KeyIndex<T extends Keyed> {
    * some keys of one group: those are visited one by one. Every group whose name extends the prefix
    * matches whole, and is visited as a group so that counting need not look at its keys.
    */
-  private walk(prefix: string, visitKey: (key: string) => void, visitGroup: (group: KeyGroup) => void): void {
+  private walk(
+    prefix: string,
+    visitKey: (key: string) => void,
+    visitGroup: (group: KeyGroup, name: string) => void,
+  ): void {
     const own = groupOf(prefix);
     if (own !== prefix) {
       const group = this.groups.get(own);
@@ -152,7 +159,7 @@ export class KeyIndex<T extends Keyed> {
     // the sorted names starting with the prefix are the run from the prefix itself on
     for (const name of this.groupNames.keys(prefix)) {
       if (!name.startsWith(prefix)) break;
-      visitGroup(this.groups.get(name)!);
+      visitGroup(this.groups.get(name)!, name);
     }
   }
 

@@ -6,7 +6,7 @@ import type { Allocation } from './allocation.js';
 import type { Family } from './address.js';
 import type { Allocator } from './allocator.js';
 import { AppLimitError, PolicyNotSupportedError } from './errors.js';
-import { type AllocationKey, ordinalOf } from './keys.js';
+import { AllocationKey, ordinalOf } from './keys.js';
 import { ReleasePolicy, releasePolicyName } from './policy.js';
 import type { RangeGroup } from './range.js';
 
@@ -86,11 +86,15 @@ export function reservationRefusal(
   return isScalable(key.typePrefix) ? undefined : 'parent workload has no replicas';
 }
 
-/** Pods of the app (or pool) holding addresses now, its parked addresses aside. */
+/**
+ * Pods of the app (or pool) holding addresses now, its parked addresses aside. Only keys of the
+ * pod's own pool count: `pool__my_` is also a prefix of every key of a pool named `my_pool`.
+ */
 export function appUsage(allocator: Allocator, limit: AppLimit, key: AllocationKey): number {
   const parkedHere =
     key.poolPrefix.startsWith(limit.countPrefix) && allocator.byKey(key.poolPrefix).length > 0 ? 1 : 0;
-  return allocator.countKeysByPrefix(limit.countPrefix) - parkedHere;
+  const ownPool = (group: string) => AllocationKey.parse(group).pool === key.pool;
+  return allocator.countKeysByPrefix(limit.countPrefix, ownPool) - parkedHere;
 }
 
 /** Throws AppLimitError when the app already holds addresses for as many pods as it may. */

@@ -722,6 +722,27 @@ describe('E5-4 Deployments and Pools', () => {
       async () => (await world.filter(pods[2]!, ['a1'])).error === 'reached pool shared size limit of 0',
     );
   });
+
+  test('E5-4f a Pool counts only its own pods, not those of a Pool whose name extends its own after `_`', async () => {
+    // pool__my_ is a prefix of every key of pool my_pool: counted by prefix, my_pool's pods filled my's size
+    await world.deployment('one', 5);
+    await world.deployment('two', 5);
+    const custom = world.server.kubeConfig().makeApiClient(CustomObjectsApi);
+    await custom.createNamespacedCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'pools',
+      namespace: 'kube-system',
+      body: { apiVersion: 'galaxy.k8s.io/v1alpha1', kind: 'Pool', metadata: { name: 'my' }, size: 1 },
+    });
+    const other = await world.pod({ name: 'one-5d8f7c9b4-a', owner: rs('one'), pool: 'my_pool' });
+    expect(await world.bind(other, 'a1')).toBe('');
+    const mine = await world.pod({ name: 'two-5d8f7c9b4-a', owner: rs('two'), pool: 'my' });
+    expect((await world.filter(mine, ['a1'])).error).toBe('');
+    expect(await world.bind(mine, 'a1')).toBe('');
+    const second = await world.pod({ name: 'two-5d8f7c9b4-b', owner: rs('two'), pool: 'my' });
+    expect((await world.filter(second, ['a1'])).error).toBe('reached pool my size limit of 1');
+  });
 });
 
 test('E5-6 preempt keeps only candidates whose subnet can serve the preemptor, and changes nothing', async () => {
