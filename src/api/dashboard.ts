@@ -86,7 +86,7 @@ function freeCounts(
 /** A pool's holdings in pods' worth: of the address family it holds most of (pool-preallocation.ts's count). */
 function poolCounts(allocator: Allocator, pool: string): Counts {
   const counts = zero();
-  for (const a of ofMainFamily(allocator.byPrefix(`pool__${pool}_`), (x) => x.family))
+  for (const a of ofMainFamily(allocator.byPool(pool), (x) => x.family))
     counts[stateOf(a, AllocationKey.parse(a.key))]++;
   return counts;
 }

@@ -9,13 +9,7 @@
 // - anything else (galaxy's prefix matched nothing, e.g. `namespace` alone, or everything, e.g.
 //   `podName` alone): the keys whose parsed parts equal the given ones, any app type unless
 //   `appType` is given, any pool unless `poolName` is given.
-import {
-  type Allocation,
-  AllocationKey,
-  type Allocator,
-  POOL_KEY_PREFIX,
-  typePrefixOfAppType,
-} from '../ipam/index.js';
+import { type Allocation, AllocationKey, type Allocator, typePrefixOfAppType } from '../ipam/index.js';
 
 export interface IPFilters {
   readonly keyword: string;
@@ -35,7 +29,8 @@ export function selectIPs(allocator: Allocator, f: IPFilters): Selection {
   if (f.keyword) return { kind: 'allocations', allocations: allocator.byKeyword(f.keyword) };
   if (!f.poolName && !f.namespace && !f.appName && !f.podName && !f.appType) return { kind: 'everything' };
   if (f.poolName && !f.appName) {
-    return { kind: 'allocations', allocations: allocator.byPrefix(`${POOL_KEY_PREFIX}${f.poolName}_`) };
+    // byPool, not the prefix pool__<name>_: that also starts every key of pool <name>_<more>
+    return { kind: 'allocations', allocations: allocator.byPool(f.poolName) };
   }
   if (f.namespace && f.appName) {
     const key = AllocationKey.fromParts(

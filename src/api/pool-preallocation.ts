@@ -39,7 +39,7 @@ export const PREALLOCATION_LIMIT = 10_000;
 
 /** Pods' worth of addresses a pool holds, parked or in use: its count in the family it has most of. */
 export function poolHoldings(allocator: Allocator, name: string): number {
-  return ofMainFamily(allocator.byPrefix(poolKey(name)), (a) => a.family).length;
+  return ofMainFamily(allocator.byPool(name), (a) => a.family).length;
 }
 
 export function preallocatePool(

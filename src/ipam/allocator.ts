@@ -35,6 +35,7 @@ import {
 import type { EntrySpace } from './entry-space.js';
 import { Held } from './held.js';
 import { KeyIndex } from './key-index.js';
+import { AllocationKey, POOL_KEY_PREFIX } from './keys.js';
 import { Layout, networkOf } from './layout.js';
 import { matchDistinct } from './matching.js';
 import { isReleasePolicy } from './policy.js';
@@ -252,6 +253,16 @@ export class Allocator {
   /** Every allocation whose key starts with `prefix`; "" gives all. */
   byPrefix(prefix: string): Allocation[] {
     return this.keyIndex.byPrefix(prefix);
+  }
+
+  /**
+   * A Pool's allocations, parked and in use. Not all of `pool__<name>_`'s: that is also the prefix
+   * of every key of a pool whose name extends this one after `_` (`my` and `my_pool`).
+   */
+  byPool(name: string): Allocation[] {
+    return this.byPrefix(`${POOL_KEY_PREFIX}${name}_`).filter(
+      (a) => AllocationKey.parse(a.key).pool === name,
+    );
   }
 
   /** How many addresses keys starting with `prefix` hold. For a group name, O(groups matched). */

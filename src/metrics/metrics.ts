@@ -159,7 +159,7 @@ export class Metrics {
         for (const { name } of sources.pools?.() ?? []) {
           const prefix = `${POOL_KEY_PREFIX}${name}_`;
           const parked = allocator.byKey(prefix).length;
-          this.set({ pool: name, state: 'in-use' }, allocator.countByPrefix(prefix) - parked);
+          this.set({ pool: name, state: 'in-use' }, allocator.byPool(name).length - parked);
           this.set({ pool: name, state: 'parked' }, parked);
         }
       },

@@ -134,7 +134,7 @@ function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   if (!decoded) return refuse(`Pool ${req.namespace}/${name}: size must be a whole number >= 0`);
   if (req.namespace !== deps.poolNamespace) return ALLOW;
   // in pods' worth, as the size counts: a dual-stack pod holds two addresses
-  const held = ofMainFamily(deps.allocator.byPrefix(`${POOL_KEY_PREFIX}${name}_`), (a) => a.family).length;
+  const held = ofMainFamily(deps.allocator.byPool(name), (a) => a.family).length;
   if (decoded.size >= held) return ALLOW;
   return {
     allowed: true,

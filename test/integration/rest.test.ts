@@ -853,6 +853,26 @@ describe('R5 /v1/pool', () => {
     expect([again.status, again.json]).toEqual([404, { code: 404, message: 'not found: pool sample-pool' }]);
   });
 
+  test('R5b2 preAllocateIP counts what the pool holds, not what a pool whose name extends it after `_` holds', async () => {
+    // pool__my_ is also the prefix of pool my_pool's keys: counted by prefix, my_pool's address filled my
+    await world.deployment('app', 2);
+    const pod = await world.pod({
+      name: 'app-5d8f7c9b4-a',
+      owner: { kind: 'ReplicaSet', name: 'app-5d8f7c9b4' },
+      pool: 'my_pool',
+    });
+    expect(await world.bind(pod, 'a1')).toBe('');
+    const res = await post('/v1/pool', { name: 'my', size: 2, preAllocateIP: true });
+    expect([res.status, res.body]).toEqual([200, { code: 200, message: '', realPoolSize: 2 }]);
+    expect(world.floatip.allocator.byKey('pool__my_')).toHaveLength(2);
+    // and each pool lists its own
+    const mine = world.floatip.allocator.byKey('pool__my_').map((a) => a.ip);
+    expect(ipsOf((await get('/v1/ip?poolName=my')).body).sort()).toEqual(mine.sort());
+    expect(ipsOf((await get('/v1/ip?poolName=my_pool')).body)).toEqual(
+      await world.addressesOf(pod.metadata!.name!),
+    );
+  });
+
   test('R5b preAllocateIP parks addresses at pool__<name>_ (policy never, no node), lowest first, subnets in name order', async () => {
     const res = await post('/v1/pool', { name: 'p1', size: 3, preAllocateIP: true });
     expect([res.status, res.body]).toEqual([200, { code: 200, message: '', realPoolSize: 3 }]);
