@@ -6,6 +6,7 @@
 import { add, check, del, gc, status, version } from './commands.js';
 import {
   CniError,
+  Code,
   type Command,
   errorObject,
   parseNetworkConfig,
@@ -14,9 +15,28 @@ import {
   SUPPORTED_VERSIONS,
 } from './protocol.js';
 
+/**
+ * More than any network configuration is, a GC's list of every attachment on the node included
+ * (about 100 bytes each). Without a bound, a runaway writer held the plugin at 1.2 GB for 600 MB of
+ * stdin and then failed it with V8's string limit as code 100.
+ */
+const STDIN_LIMIT = 16 * 2 ** 20;
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > STDIN_LIMIT) {
+      // stop reading: the writer gets EPIPE, not an answer it would wait for
+      process.stdin.destroy();
+      throw new CniError(
+        Code.decodeFailure,
+        `network configuration on stdin is over ${STDIN_LIMIT} bytes: no configuration is that large`,
+      );
+    }
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 

@@ -1,0 +1,76 @@
+// floatip-cni against what a hostile or careless caller sends, in real network namespaces: stdin
+// without end, ADDs of one attachment at once, ipinfos the delegate would fail on after making the
+// interface, ipinfos of the wrong types. Each is refused as a CNI error object (exit 1, no stack
+// trace) naming what was wrong, and leaves no interface and no state behind.
+import { rmSync } from 'node:fs';
+import { cniEnv, stateDir } from './helpers.js';
+import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
+import { buildPlugin, ensureDebianPackages } from './setup.js';
+
+const lab = new Lab();
+let build: string | undefined;
+let state: string;
+let master: string;
+let node: string;
+
+const config = (extra: Record<string, unknown> = {}) => ({
+  cniVersion: '1.0.0',
+  name: 'underlay',
+  type: 'floatip-cni',
+  stateDir: state,
+  annotationTimeoutSeconds: 0.3,
+  delegate: { type: 'macvlan', master, mode: 'bridge' },
+  ...extra,
+});
+
+function refusal(what: string, run: PluginRun): Record<string, unknown> {
+  console.log(`${what}: ${run.stdout.trim().slice(0, 600)}`);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 1, stderr: '' });
+  expect(run.stdout).not.toMatch(/\n\s+at /);
+  return run.out;
+}
+
+const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
+
+beforeAll(async () => {
+  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
+  state = stateDir();
+  node = await lab.addNamespace('node');
+  const other = await lab.addNamespace('other');
+  master = `${lab.prefix}m`;
+  await ip(
+    'link',
+    'add',
+    master,
+    'netns',
+    node,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    `${lab.prefix}o`,
+    'netns',
+    other,
+  );
+  await ip('-n', node, 'link', 'set', master, 'up');
+  // a carrier, or an IPv6 ADD waits 10 s for duplicate address detection
+  await ip('-n', other, 'link', 'set', `${lab.prefix}o`, 'up');
+}, 300_000);
+
+afterAll(async () => {
+  await lab.destroy();
+  if (build) rmSync(build, { recursive: true, force: true });
+  rmSync(state, { recursive: true, force: true });
+});
+
+test('stdin over 16 MiB is refused (code 6) without reading it all: it was read whole, 1.2 GB of memory for 600 MB', async () => {
+  const padded = JSON.stringify(config({ padding: 'x'.repeat(17 * 2 ** 20) }));
+  const started = Date.now();
+  const out = refusal('stdin of 17 MiB', await runPlugin(cniEnv('ADD', 'h1', 'x', handed()), padded));
+  expect(out).toEqual({
+    cniVersion: '1.1.0',
+    code: 6,
+    msg: 'network configuration on stdin is over 16777216 bytes: no configuration is that large',
+  });
+  expect(Date.now() - started).toBeLessThan(10_000);
+});
