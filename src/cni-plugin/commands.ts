@@ -22,16 +22,16 @@ import {
   SUPPORTED_VERSIONS,
   resultIn,
 } from './protocol.js';
-import { type AttachmentState, listStates, readState, removeState, writeState } from './state.js';
+import { type AttachmentState, claimState, listStates, readState, removeState, writeState } from './state.js';
 
 export async function add(network: NetworkConfig, env: Environment): Promise<Result> {
   // the runtime DELs before it ADDs the same attachment again; a second ADD must not touch the first
-  if (await readState(network.stateDir, network.name, env.containerId, env.ifname)) {
-    throw new CniError(
+  const alreadyAdded = () =>
+    new CniError(
       Code.invalidEnvironment,
       `container ${env.containerId} interface ${env.ifname} is already added on network ${network.name}; DEL it first`,
     );
-  }
+  if (await readState(network.stateDir, network.name, env.containerId, env.ifname)) throw alreadyAdded();
   const { args, pod } = await podAddresses(network, env);
   const planned = planInterfaces(network, env.ifname, groupIPInfos(args.ipinfos, args.groups.length > 0));
   const state: AttachmentState = {
@@ -41,7 +41,8 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
     pod,
     interfaces: planned,
   };
-  await writeState(network.stateDir, network.name, state);
+  // an ADD of the same attachment may have started since the check above: one of the two goes on
+  if (!(await claimState(network.stateDir, network.name, state))) throw alreadyAdded();
   const results: Result[] = [];
   try {
     for (const one of planned) results.push((await runDelegate('ADD', one, env))!);

@@ -1,7 +1,7 @@
 // What ADD configured, one small JSON file per attachment (network, container, interface), so that
 // DEL, CHECK and GC do not depend on the pod, its annotation or the API server still being there.
 // The file is written before the first delegate runs: a crash mid-ADD still leaves DEL a list.
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PlannedInterface } from './delegate.js';
 import { CniError, Code, type Result } from './protocol.js';
@@ -40,12 +40,42 @@ async function makeDirectory(path: string): Promise<void> {
   }
 }
 
+// each process its own temporary file: two writers of one attachment sharing `.tmp` made one's
+// rename fail with ENOENT
+const tmpOf = (file: string) => `${file}.${process.pid}.tmp`;
+
 export async function writeState(dir: string, network: string, state: AttachmentState): Promise<void> {
   const file = fileOf(dir, network, state.containerId, state.ifname);
   try {
     await makeDirectory(join(dir, network));
-    await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
-    await rename(`${file}.tmp`, file);
+    await writeFile(tmpOf(file), JSON.stringify(state), { mode: 0o600 });
+    await rename(tmpOf(file), file);
+  } catch (err) {
+    throw ioError(`writing state ${file}`, err);
+  }
+}
+
+/**
+ * ADD's first write: the attachment's file made whole only where there is none (a hard link fails
+ * with EEXIST atomically). Of two ADDs of one attachment at once exactly one gets it; the other,
+ * told false, refuses without running a delegate, so its cleanup cannot remove the winner's state
+ * (with a check then a write, both went on, and the loser's undo left the winner's interface with no
+ * state for DEL, CHECK or GC).
+ */
+export async function claimState(dir: string, network: string, state: AttachmentState): Promise<boolean> {
+  const file = fileOf(dir, network, state.containerId, state.ifname);
+  try {
+    await makeDirectory(join(dir, network));
+    await writeFile(tmpOf(file), JSON.stringify(state), { mode: 0o600 });
+    try {
+      await link(tmpOf(file), file);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    } finally {
+      await rm(tmpOf(file), { force: true });
+    }
   } catch (err) {
     throw ioError(`writing state ${file}`, err);
   }

@@ -2,7 +2,7 @@
 // without end, ADDs of one attachment at once, ipinfos the delegate would fail on after making the
 // interface, ipinfos of the wrong types. Each is refused as a CNI error object (exit 1, no stack
 // trace) naming what was wrong, and leaves no interface and no state behind.
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { cniEnv, stateDir } from './helpers.js';
 import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
 import { buildPlugin, ensureDebianPackages } from './setup.js';
@@ -30,6 +30,12 @@ function refusal(what: string, run: PluginRun): Record<string, unknown> {
   return run.out;
 }
 
+const states = () => (existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []);
+const links = async (pod: string) =>
+  (await ip('-n', pod, '-o', 'link'))
+    .split('\n')
+    .filter((l) => l !== '' && !/^\d+: lo:/.test(l))
+    .map((l) => l.split(':')[1]!.trim().split('@')[0]);
 const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
 
 beforeAll(async () => {
@@ -73,4 +79,31 @@ test('stdin over 16 MiB is refused (code 6) without reading it all: it was read 
     msg: 'network configuration on stdin is over 16777216 bytes: no configuration is that large',
   });
   expect(Date.now() - started).toBeLessThan(10_000);
+});
+
+test('ADDs of one attachment at once: one adds, the others are refused (code 4) and leave its state (the losers’ undo removed it)', async () => {
+  const pod = await lab.addNamespace('race');
+  const runs = await Promise.all(
+    [11, 12, 13, 14, 15, 16].map((n) =>
+      runPlugin(
+        cniEnv('ADD', 'race1', pod, handed({ ip: `198.51.100.${n}/24`, vlan: 0, gateway: '198.51.100.1' })),
+        config(),
+        node,
+      ),
+    ),
+  );
+  const added = runs.filter((r) => r.code === 0);
+  expect(added).toHaveLength(1);
+  for (const run of runs.filter((r) => r.code !== 0))
+    expect(refusal('a concurrent ADD', run)).toEqual({
+      cniVersion: '1.0.0',
+      code: 4,
+      msg: 'container race1 interface eth0 is already added on network underlay; DEL it first',
+    });
+  expect(states()).toEqual(['race1:eth0.json']);
+  const address = (added[0]!.out.ips as { address: string }[])[0]!.address;
+  expect(await ip('-n', pod, '-o', 'addr', 'show', 'dev', 'eth0')).toContain(address);
+  expect((await runPlugin(cniEnv('DEL', 'race1', pod), config(), node)).code).toBe(0);
+  expect(await links(pod)).toEqual([]);
+  expect(states()).toEqual([]);
 });
