@@ -4,7 +4,7 @@
 // delegate and merges what they answer.
 import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { join } from 'node:path';
 import type { IPInfo } from '../cni/args.js';
 import {
@@ -57,7 +57,29 @@ function checkIPInfo(info: IPInfo): void {
       `ipinfo ${JSON.stringify(info)} is not an address/prefix with a gateway of its family and a VLAN id 0-4094`,
     );
   }
+  // What the delegate cannot configure is refused here, before any interface exists: the static
+  // IPAM adds the default route with no onlink flag, so a gateway outside the subnet (and any, with
+  // prefix 0, for which the kernel adds no subnet route) failed it as "network is unreachable"
+  // after the delegate had made the interface, which Debian's macvlan 1.1.1 then left behind.
+  // (an IPv6 link-local gateway, a router's usual one, is on every link: its route is added)
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  const subnet = new BlockList();
+  subnet.addSubnet(address!, bits, type);
+  if (type === 'ipv6') subnet.addSubnet('fe80::', 10, type);
+  if (bits === 0 || (info.gateway !== '' && !subnet.check(info.gateway, type))) {
+    throw new CniError(
+      Code.badAnnotation,
+      `ipinfo ${JSON.stringify(info)}: ${bits === 0 ? 'prefix length 0 is no subnet' : `gateway ${info.gateway} is outside ${info.ip}`}`,
+    );
+  }
 }
+
+/**
+ * One interface per ipinfo with groups: no pod has more than floatip's limit of request_ip_range
+ * groups (MAX_RANGE_GROUPS of src/cni/args.ts, not imported: it would load the codec on DEL). 200
+ * ipinfos in one group's annotation took 10 s of delegate runs; thousands would outlast the runtime.
+ */
+export const MAX_IPINFOS = 64;
 
 /**
  * Which ipinfos share an interface. With `request_ip_range` groups, one interface per ipinfo, as
@@ -65,7 +87,26 @@ function checkIPInfo(info: IPInfo): void {
  * subnet are one interface with both default routes.
  */
 export function groupIPInfos(ipinfos: readonly IPInfo[], perIPInfo: boolean): IPInfo[][] {
+  if (ipinfos.length > MAX_IPINFOS) {
+    throw new CniError(
+      Code.badAnnotation,
+      `${ipinfos.length} ipinfos: a pod has at most ${MAX_IPINFOS}, one per request_ip_range group`,
+    );
+  }
   ipinfos.forEach(checkIPInfo);
+  // one address twice: the second failed the delegate ("file exists") after it made the interface
+  const seen = new BlockList();
+  for (const info of ipinfos) {
+    const address = info.ip.split('/')[0]!;
+    const type = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+    if (seen.check(address, type)) {
+      throw new CniError(
+        Code.badAnnotation,
+        `ipinfo ${JSON.stringify(info)}: address ${address} is given twice`,
+      );
+    }
+    seen.addAddress(address, type);
+  }
   if (perIPInfo) return ipinfos.map((info) => [info]);
   const byVlan = new Map<number, IPInfo[]>();
   for (const info of ipinfos) byVlan.set(info.vlan, [...(byVlan.get(info.vlan) ?? []), info]);
@@ -103,12 +144,15 @@ export function planInterfaces(
 ): PlannedInterface[] {
   const names = interfaceNames(firstIfname, groups.length);
   return groups.map((infos, i) => {
-    const routes =
-      i === 0
-        ? infos
-            .filter((info) => info.gateway !== '')
-            .map((info) => ({ dst: isIP(info.gateway) === 6 ? '::/0' : '0.0.0.0/0', gw: info.gateway }))
-        : [];
+    const routes: { dst: string; gw: string }[] = [];
+    // a gateway shared by two ipinfos of the interface (galaxy's daemon hands over a pod's groups
+    // of one subnet without saying they are groups) is one route: the same route twice failed the
+    // delegate ("file exists") after it made the interface
+    for (const info of i === 0 ? infos : []) {
+      const route = { dst: isIP(info.gateway) === 6 ? '::/0' : '0.0.0.0/0', gw: info.gateway };
+      if (info.gateway !== '' && !routes.some((r) => r.dst === route.dst && r.gw === route.gw))
+        routes.push(route);
+    }
     return {
       ifname: names[i]!,
       delegate: {

@@ -107,3 +107,87 @@ test('ADDs of one attachment at once: one adds, the others are refused (code 4) 
   expect(await links(pod)).toEqual([]);
   expect(states()).toEqual([]);
 });
+
+test('galaxy’s daemon hands over ipinfos of one subnet (a pod’s request_ip_range groups): one interface, one default route (the same route twice failed the delegate and left eth0)', async () => {
+  const pod = await lab.addNamespace('groups');
+  // groups of one subnet as in docs/galaxy.md#the-cni-args-annotation, handed over by galaxy’s daemon
+  const run = await runPlugin(
+    cniEnv(
+      'ADD',
+      'g1',
+      pod,
+      handed(
+        { ip: '10.0.0.200/24', vlan: 0, gateway: '10.0.0.1' },
+        { ip: '10.0.0.2/24', vlan: 0, gateway: '10.0.0.1' },
+        { ip: '10.0.0.60/24', vlan: 0, gateway: '10.0.0.1' },
+      ),
+    ),
+    config(),
+    node,
+  );
+  expect({ code: run.code, stdout: run.stdout }).toMatchObject({ code: 0 });
+  expect(run.out).toMatchObject({
+    ips: [{ address: '10.0.0.200/24' }, { address: '10.0.0.2/24' }, { address: '10.0.0.60/24' }],
+    routes: [{ dst: '0.0.0.0/0', gw: '10.0.0.1' }],
+  });
+  expect(await ip('-n', pod, 'route', 'show', 'default')).toContain('default via 10.0.0.1 dev eth0');
+  expect((await runPlugin(cniEnv('DEL', 'g1', pod), config(), node)).code).toBe(0);
+  expect(await links(pod)).toEqual([]);
+});
+
+test('ipinfos the delegate fails on after making the interface are refused first (code 102), and nothing is left', async () => {
+  const pod = await lab.addNamespace('badinfo');
+  const v4 = (n: number, extra: Record<string, unknown> = {}) => ({
+    ip: `198.51.100.${n}/24`,
+    vlan: 0,
+    gateway: '198.51.100.1',
+    ...extra,
+  });
+  const cases: [string, unknown[], string][] = [
+    [
+      'gateway outside the subnet',
+      [v4(20, { gateway: '203.0.113.1' })],
+      'ipinfo {"ip":"198.51.100.20/24","vlan":0,"gateway":"203.0.113.1"}: gateway 203.0.113.1 is outside 198.51.100.20/24',
+    ],
+    [
+      'IPv6 gateway outside the subnet',
+      [{ ip: '2001:db8::20/64', vlan: 0, gateway: '2001:db9::1' }],
+      'ipinfo {"ip":"2001:db8::20/64","vlan":0,"gateway":"2001:db9::1"}: gateway 2001:db9::1 is outside 2001:db8::20/64',
+    ],
+    [
+      'prefix length 0',
+      [v4(21, { ip: '198.51.100.21/0' })],
+      'ipinfo {"ip":"198.51.100.21/0","vlan":0,"gateway":"198.51.100.1"}: prefix length 0 is no subnet',
+    ],
+    [
+      'one address twice',
+      [v4(22), { ip: '198.51.100.22/25', vlan: 0, gateway: '198.51.100.1' }],
+      'ipinfo {"ip":"198.51.100.22/25","vlan":0,"gateway":"198.51.100.1"}: address 198.51.100.22 is given twice',
+    ],
+    [
+      'thousands of ipinfos',
+      Array.from({ length: 1000 }, (_, i) => ({ ip: `10.${i >> 8}.${i & 255}.1/8`, vlan: 0, gateway: '' })),
+      '1000 ipinfos: a pod has at most 64, one per request_ip_range group',
+    ],
+  ];
+  for (const [what, ipinfos, msg] of cases) {
+    expect(
+      refusal(what, await runPlugin(cniEnv('ADD', 'b1', pod, handed(...ipinfos)), config(), node)),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 102,
+      msg,
+    });
+    expect(await links(pod)).toEqual([]);
+    expect(states()).toEqual([]);
+  }
+  // an IPv6 router's link-local address is a gateway outside every subnet that works
+  const linkLocal = await runPlugin(
+    cniEnv('ADD', 'b2', pod, handed({ ip: '2001:db8::25/64', vlan: 0, gateway: 'fe80::1' })),
+    config(),
+    node,
+  );
+  expect({ code: linkLocal.code, stdout: linkLocal.stdout }).toMatchObject({ code: 0 });
+  expect(await ip('-n', pod, '-6', 'route', 'show', 'default')).toContain('default via fe80::1 dev eth0');
+  expect((await runPlugin(cniEnv('DEL', 'b2', pod), config(), node)).code).toBe(0);
+});
