@@ -16,6 +16,35 @@ export interface PodAddresses {
 // node side"), so only ADD pays for it, not DEL, CHECK, GC, STATUS or VERSION.
 const codec = () => import('../cni/args.js');
 
+/**
+ * What the codec lets pass and the node may not: it reads ipinfos leniently (for floatip's own
+ * reading of the annotations it wrote), dropping an entry that is no object or has no string `ip`,
+ * and taking a `vlan` that is no number as 0. Put on a pod, `"vlan":"5"` was the untagged network
+ * and `{"ip":5}` an address silently not configured; galaxy's Go decoder refuses both.
+ */
+function ipinfoTypeError(common: unknown): string | undefined {
+  if (common === undefined || common === null) return undefined;
+  if (typeof common !== 'object' || Array.isArray(common)) return 'common is not an object';
+  const ipinfos = (common as { ipinfos?: unknown }).ipinfos;
+  if (ipinfos === undefined || ipinfos === null) return undefined;
+  if (!Array.isArray(ipinfos)) return 'ipinfos is not a list';
+  for (const [i, info] of ipinfos.entries()) {
+    const { ip, vlan, gateway } = (info ?? {}) as Record<string, unknown>;
+    if (
+      typeof info !== 'object' ||
+      info === null ||
+      Array.isArray(info) ||
+      typeof ip !== 'string' ||
+      ip === '' ||
+      !(vlan === undefined || typeof vlan === 'number') ||
+      !(gateway === undefined || typeof gateway === 'string')
+    ) {
+      return `ipinfo ${i} ${JSON.stringify(info)} is not {"ip": string, "vlan": number, "gateway": string}`;
+    }
+  }
+  return undefined;
+}
+
 /** One decoder per wire format: galaxy's `ipinfos` argument is read as the annotation's `common`. */
 async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promise<CniArgs | undefined> {
   // `args.cni` is where the CNI conventions put a runtime's arguments; `args` itself, galaxy's form
@@ -26,10 +55,18 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
   const { parseCniArgs, CniArgsError } = await codec();
   let args: CniArgs;
   try {
-    args = parseCniArgs(`{"common":{"ipinfos":${text}}}`);
+    // parsed alone first: pasted into the annotation's text, `1},"x":{"y":2` was JSON
+    const ipinfos = JSON.parse(text) as unknown;
+    const typeError = ipinfoTypeError({ ipinfos });
+    if (typeError !== undefined) throw new CniArgsError(typeError);
+    args = parseCniArgs(JSON.stringify({ common: { ipinfos } }));
   } catch (err) {
-    if (err instanceof CniArgsError)
-      throw new CniError(Code.badAnnotation, `ipinfos argument: ${err.message}`, text);
+    if (err instanceof CniArgsError || err instanceof SyntaxError)
+      throw new CniError(
+        Code.badAnnotation,
+        `ipinfos argument: ${err instanceof SyntaxError ? 'not JSON: ' : ''}${err.message}`,
+        text,
+      );
     throw err;
   }
   // an ADD that puts nothing on the pod has not succeeded, whichever way the ipinfos came
@@ -113,7 +150,15 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
         `pod ${pod} has UID ${object.metadata?.uid ?? '(none)'}, not ${uid}: the pod this sandbox is for is gone`,
       );
     }
-    const text = object.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
+    const text: unknown = object.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
+    if (text !== undefined && typeof text !== 'string') {
+      // annotations are strings: the answer is no pod (and a CNI error's details is a string)
+      throw new CniError(
+        Code.apiServer,
+        `getting pod ${pod}: the answer is not a pod object: annotation ${CNI_ARGS_ANNOTATION} is not a string`,
+        res.body.slice(0, 200),
+      );
+    }
     let args: CniArgs;
     try {
       args = parseCniArgs(text);
@@ -126,6 +171,17 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
         );
       }
       throw err;
+    }
+    // parseCniArgs took it, so it is JSON (or absent or "")
+    const typeError = ipinfoTypeError(
+      text ? (JSON.parse(text) as { common?: unknown } | null)?.common : undefined,
+    );
+    if (typeError !== undefined) {
+      throw new CniError(
+        Code.badAnnotation,
+        `pod ${pod} annotation ${CNI_ARGS_ANNOTATION}: ${typeError}`,
+        text,
+      );
     }
     if (args.ipinfos.length > 0) return { args, pod };
     // the last look is at the deadline itself: the wait is never shorter than configured

@@ -3,7 +3,8 @@
 // interface, ipinfos of the wrong types. Each is refused as a CNI error object (exit 1, no stack
 // trace) naming what was wrong, and leaves no interface and no state behind.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { cniEnv, stateDir } from './helpers.js';
+import { createServer, type Server } from 'node:http';
+import { cniEnv, kubeconfigFor, stateDir } from './helpers.js';
 import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
 import { buildPlugin, ensureDebianPackages } from './setup.js';
 
@@ -190,4 +191,87 @@ test('ipinfos the delegate fails on after making the interface are refused first
   expect({ code: linkLocal.code, stdout: linkLocal.stdout }).toMatchObject({ code: 0 });
   expect(await ip('-n', pod, '-6', 'route', 'show', 'default')).toContain('default via fe80::1 dev eth0');
   expect((await runPlugin(cniEnv('DEL', 'b2', pod), config(), node)).code).toBe(0);
+});
+
+test('ipinfos of the wrong type, handed over or in the annotation: a VLAN id as a string, an entry with no string ip, common or ipinfos of the wrong shape, an annotation that is no string', async () => {
+  // handed over by galaxy's daemon: `"vlan":"5"` was VLAN 0, the untagged network, and an entry
+  // with no string ip was dropped, the pod one address short
+  for (const [ipinfos, msg] of [
+    [
+      [{ ip: '198.51.100.23/24', vlan: '5', gateway: '198.51.100.1' }],
+      'ipinfo 0 {"ip":"198.51.100.23/24","vlan":"5","gateway":"198.51.100.1"} is not {"ip": string, "vlan": number, "gateway": string}',
+    ],
+    [
+      [{ ip: 5 }, { ip: '198.51.100.24/24', vlan: 0, gateway: '198.51.100.1' }],
+      'ipinfo 0 {"ip":5} is not {"ip": string, "vlan": number, "gateway": string}',
+    ],
+  ] as const)
+    expect(refusal(msg, await runPlugin(cniEnv('ADD', 'w1', 'x', handed(...ipinfos)), config()))).toEqual({
+      cniVersion: '1.0.0',
+      code: 102,
+      msg: `ipinfos argument: ${msg}`,
+      details: JSON.stringify(ipinfos),
+    });
+  // pasted into the annotation's text this was JSON (`{"common":{"ipinfos":1},"x":{"y":2}}`)
+  expect(
+    refusal(
+      'ipinfos that are no JSON',
+      await runPlugin(cniEnv('ADD', 'w1', 'x', { ipinfos: '1},"x":{"y":2' }), config()),
+    ),
+  ).toMatchObject({ code: 102, msg: expect.stringMatching(/^ipinfos argument: not JSON: /) });
+  expect(states()).toEqual([]);
+
+  const annotations: Record<string, unknown> = {
+    vlanstring: JSON.stringify({
+      common: { ipinfos: [{ ip: '198.51.100.30/24', vlan: '5', gateway: '198.51.100.1' }] },
+    }),
+    commonnumber: JSON.stringify({ common: 5 }),
+    ipinfosobject: JSON.stringify({ common: { ipinfos: { ip: '198.51.100.31/24' } } }),
+    notastring: { common: { ipinfos: [] } },
+  };
+  const server: Server = createServer((req, res) => {
+    const name = req.url!.split('/').pop()!;
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      JSON.stringify({
+        metadata: { name, uid: 'u', annotations: { 'k8s.v1.cni.galaxy.io/args': annotations[name] } },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kubeconfig = kubeconfigFor(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  const add = (name: string) =>
+    runPlugin(
+      cniEnv('ADD', 'a1', 'x', { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: name }),
+      config({ kubeconfig }),
+    );
+  try {
+    const annotationError = (name: string, what: string) => ({
+      cniVersion: '1.0.0',
+      code: 102,
+      msg: `pod default/${name} annotation k8s.v1.cni.galaxy.io/args: ${what}`,
+      details: annotations[name],
+    });
+    expect(refusal('vlan as a string', await add('vlanstring'))).toEqual(
+      annotationError(
+        'vlanstring',
+        'ipinfo 0 {"ip":"198.51.100.30/24","vlan":"5","gateway":"198.51.100.1"} is not {"ip": string, "vlan": number, "gateway": string}',
+      ),
+    );
+    // were "no ipinfos after the wait" (101): no wait makes them any better
+    expect(refusal('common a number', await add('commonnumber'))).toEqual(
+      annotationError('commonnumber', 'common is not an object'),
+    );
+    expect(refusal('ipinfos an object', await add('ipinfosobject'))).toEqual(
+      annotationError('ipinfosobject', 'ipinfos is not a list'),
+    );
+    // a CNI error's details is a string: it was the annotation's object
+    expect(refusal('annotation no string', await add('notastring'))).toMatchObject({
+      code: 104,
+      msg: 'getting pod default/notastring: the answer is not a pod object: annotation k8s.v1.cni.galaxy.io/args is not a string',
+      details: expect.any(String),
+    });
+  } finally {
+    server.close();
+  }
 });
