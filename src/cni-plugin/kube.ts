@@ -21,6 +21,12 @@ interface KubeconfigDoc {
   users?: Named<{ user?: Record<string, unknown> }>[];
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An errno code, else the message: /dev/zero as a kubeconfig said "cannot be read: undefined". */
+const reason = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+
 const invalid = (path: string, what: string) =>
   new CniError(Code.invalidConfig, `kubeconfig ${path}: ${what}`);
 
@@ -29,10 +35,7 @@ export async function loadKubeconfig(path: string): Promise<ApiTarget> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new CniError(
-      Code.ioFailure,
-      `kubeconfig ${path} cannot be read: ${(err as NodeJS.ErrnoException).code}`,
-    );
+    throw new CniError(Code.ioFailure, `kubeconfig ${path} cannot be read: ${reason(err)}`);
   }
   // yaml costs about 50 ms to load: only the commands that talk to the API server pay it
   const { parse } = await import('yaml');
@@ -41,6 +44,13 @@ export async function loadKubeconfig(path: string): Promise<ApiTarget> {
     doc = (parse(text) ?? {}) as KubeconfigDoc;
   } catch (err) {
     throw invalid(path, `not YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  // a hand-written kubeconfig is checked where it is read: `clusters: 5` or `[null]` failed as a
+  // TypeError of this code (code 100), not as the kubeconfig's fault
+  for (const key of ['contexts', 'clusters', 'users'] as const) {
+    const list: unknown = doc[key];
+    if (list !== undefined && list !== null && !(Array.isArray(list) && list.every(isObject)))
+      throw invalid(path, `${key} is not a list of {name, ...}`);
   }
   const pick = <T>(list: Named<T>[] | undefined, name: string | undefined, what: string): T => {
     const found =
@@ -65,7 +75,7 @@ export async function loadKubeconfig(path: string): Promise<ApiTarget> {
     } catch (err) {
       throw new CniError(
         Code.ioFailure,
-        `kubeconfig ${path}: ${fileKey} ${file} cannot be read: ${(err as NodeJS.ErrnoException).code}`,
+        `kubeconfig ${path}: ${fileKey} ${file} cannot be read: ${reason(err)}`,
       );
     }
   };
@@ -83,11 +93,18 @@ export async function loadKubeconfig(path: string): Promise<ApiTarget> {
   } catch {
     throw invalid(path, `cluster server ${JSON.stringify(cluster.server)} is not a URL`);
   }
+  // any other scheme was node's own refusal at the GET, as code 100
+  if (server.protocol !== 'https:' && server.protocol !== 'http:')
+    throw invalid(path, `cluster server ${server.href} is not http(s)`);
   const headers: Record<string, string> = { Accept: 'application/json' };
   let token = typeof user.token === 'string' ? user.token : undefined;
   if (token === undefined && typeof user.tokenFile === 'string') {
     token = (await bytes('', 'tokenFile', user))?.toString('utf8').trim();
   }
+  // node refuses such a header at the GET (code 100, naming no kubeconfig): a token pasted with
+  // its line break, say
+  if (token && /[^\t\x20-\x7e\x80-\xff]/.test(token))
+    throw invalid(path, 'the token has a character an HTTP header cannot carry (a line break?)');
   if (token) headers.Authorization = `Bearer ${token}`;
   return {
     server,
@@ -114,7 +131,9 @@ const ANSWER_LIMIT = 16 * 2 ** 20;
  * failure, timeout or an answer over ANSWER_LIMIT is the API server being unreachable (code 104).
  */
 export async function get(target: ApiTarget, path: string, timeoutMs: number): Promise<ApiResponse> {
-  const url = new URL(path, target.server);
+  // under the server's own path, as client-go does (a proxy's `https://rancher/k8s/clusters/c-1`):
+  // resolved against it, the absolute path dropped it
+  const url = new URL(target.server.pathname.replace(/\/+$/, '') + path, target.server);
   const https = url.protocol === 'https:';
   const { request } = https ? await import('node:https') : await import('node:http');
   return new Promise((done, fail) => {

@@ -2,7 +2,9 @@
 // without end, ADDs of one attachment at once, ipinfos the delegate would fail on after making the
 // interface, ipinfos of the wrong types. Each is refused as a CNI error object (exit 1, no stack
 // trace) naming what was wrong, and leaves no interface and no state behind.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { cniEnv, kubeconfigFor, stateDir } from './helpers.js';
 import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
@@ -273,5 +275,51 @@ test('ipinfos of the wrong type, handed over or in the annotation: a VLAN id as 
     });
   } finally {
     server.close();
+  }
+});
+
+test('a kubeconfig written by hand: lists of the wrong shape, another scheme, a token with a line break are named as the kubeconfig’s fault (they were TypeErrors, code 100); a server under a path prefix is asked there', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-kc-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const status = (text: string) => {
+    writeFileSync(kubeconfig, text);
+    return runPlugin(cniEnv('STATUS', '', ''), config({ cniVersion: '1.1.0', kubeconfig }));
+  };
+  const server = 'clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]';
+  const cases: [string, string][] = [
+    ['clusters: 5', 'clusters is not a list of {name, ...}'],
+    ['clusters: [null]', 'clusters is not a list of {name, ...}'],
+    [`contexts: [5]\n${server}`, 'contexts is not a list of {name, ...}'],
+    ['clusters: [{name: c, cluster: {server: "ftp://x"}}]', 'cluster server ftp://x/ is not http(s)'],
+    [
+      `users: [{name: u, user: {token: "abc\\ndef"}}]\n${server}`,
+      'the token has a character an HTTP header cannot carry (a line break?)',
+    ],
+  ];
+  for (const [text, what] of cases)
+    expect(refusal(`kubeconfig ${text}`, await status(text))).toEqual({
+      cniVersion: '1.1.0',
+      code: 50,
+      msg: `floatip-cni cannot serve ADD: kubeconfig ${kubeconfig}: ${what}`,
+    });
+  // Rancher's kind of server URL: the API server is under a path, which client-go keeps
+  const asked: string[] = [];
+  const proxy: Server = createServer((req, res) => {
+    asked.push(req.url!);
+    res.statusCode = req.url!.startsWith('/k8s/clusters/c-1/api/v1/') ? 404 : 502;
+    res.end('{"kind":"Status","message":"not found"}');
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/k8s/clusters/c-1`;
+    const run = await status(`clusters: [{name: c, cluster: {server: "${url}"}}]`);
+    expect({ code: run.code, stdout: run.stdout, asked }).toEqual({
+      code: 0,
+      stdout: '',
+      asked: ['/k8s/clusters/c-1/api/v1/namespaces/default/pods/floatip-cni-status-probe'],
+    });
+  } finally {
+    proxy.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
