@@ -66,6 +66,10 @@ export interface Environment {
 // and `<container>:<ifname>.json` must fit a file name (255 bytes; runtimes' IDs are 64 characters)
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,233}$/;
 const IFNAME = /^[^/\s:]{1,15}$/;
+// libcni's ValidateInterfaceName besides: 15 bytes (IFNAMSIZ), not characters, and not `.` or `..`;
+// they passed here to fail in the delegate as its error (105), not the runtime's (4)
+const isIfname = (name: string) =>
+  IFNAME.test(name) && Buffer.byteLength(name) <= 15 && name !== '.' && name !== '..';
 
 export function readCommand(env: NodeJS.ProcessEnv): Command {
   const command = env.CNI_COMMAND ?? '';
@@ -96,10 +100,10 @@ export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
     );
   }
   const ifname = need('CNI_IFNAME', attachment);
-  if (ifname !== '' && !IFNAME.test(ifname)) {
+  if (ifname !== '' && !isIfname(ifname)) {
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_IFNAME ${JSON.stringify(ifname)} is not an interface name`,
+      `CNI_IFNAME ${JSON.stringify(ifname)} is not an interface name (at most 15 bytes, no '/', ':' or space, not '.' or '..')`,
     );
   }
   return {

@@ -323,3 +323,21 @@ test('a kubeconfig written by hand: lists of the wrong shape, another scheme, a 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a CNI_IFNAME libcni refuses is the runtime’s error (code 4), not the delegate’s (105): 16 bytes in 8 characters, `.`, `..`', async () => {
+  for (const ifname of ['éééééééé', '.', '..', 'eth0123456789012'])
+    expect(
+      refusal(
+        `CNI_IFNAME ${ifname}`,
+        await runPlugin(
+          cniEnv('ADD', 'i1', 'x', handed({ ip: '198.51.100.40/24', vlan: 0, gateway: '' }), ifname),
+          config(),
+        ),
+      ),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 4,
+      msg: `CNI_IFNAME ${JSON.stringify(ifname)} is not an interface name (at most 15 bytes, no '/', ':' or space, not '.' or '..')`,
+    });
+  expect(states()).toEqual([]);
+});
