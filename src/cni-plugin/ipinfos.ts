@@ -16,35 +16,6 @@ export interface PodAddresses {
 // node side"), so only ADD pays for it, not DEL, CHECK, GC, STATUS or VERSION.
 const codec = () => import('../cni/args.js');
 
-/**
- * What the codec lets pass and the node may not: it reads ipinfos leniently (for floatip's own
- * reading of the annotations it wrote), dropping an entry that is no object or has no string `ip`,
- * and taking a `vlan` that is no number as 0. Put on a pod, `"vlan":"5"` was the untagged network
- * and `{"ip":5}` an address silently not configured; galaxy's Go decoder refuses both.
- */
-function ipinfoTypeError(common: unknown): string | undefined {
-  if (common === undefined || common === null) return undefined;
-  if (typeof common !== 'object' || Array.isArray(common)) return 'common is not an object';
-  const ipinfos = (common as { ipinfos?: unknown }).ipinfos;
-  if (ipinfos === undefined || ipinfos === null) return undefined;
-  if (!Array.isArray(ipinfos)) return 'ipinfos is not a list';
-  for (const [i, info] of ipinfos.entries()) {
-    const { ip, vlan, gateway } = (info ?? {}) as Record<string, unknown>;
-    if (
-      typeof info !== 'object' ||
-      info === null ||
-      Array.isArray(info) ||
-      typeof ip !== 'string' ||
-      ip === '' ||
-      !(vlan === undefined || typeof vlan === 'number') ||
-      !(gateway === undefined || typeof gateway === 'string')
-    ) {
-      return `ipinfo ${i} ${JSON.stringify(info)} is not {"ip": string, "vlan": number, "gateway": string}`;
-    }
-  }
-  return undefined;
-}
-
 /** One decoder per wire format: galaxy's `ipinfos` argument is read as the annotation's `common`. */
 async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promise<CniArgs | undefined> {
   // `args.cni` is where the CNI conventions put a runtime's arguments; `args` itself, galaxy's form
@@ -57,8 +28,6 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
   try {
     // parsed alone first: pasted into the annotation's text, `1},"x":{"y":2` was JSON
     const ipinfos = JSON.parse(text) as unknown;
-    const typeError = ipinfoTypeError({ ipinfos });
-    if (typeError !== undefined) throw new CniArgsError(typeError);
     args = parseCniArgs(JSON.stringify({ common: { ipinfos } }));
   } catch (err) {
     if (err instanceof CniArgsError || err instanceof SyntaxError)
@@ -171,17 +140,6 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
         );
       }
       throw err;
-    }
-    // parseCniArgs took it, so it is JSON (or absent or "")
-    const typeError = ipinfoTypeError(
-      text ? (JSON.parse(text) as { common?: unknown } | null)?.common : undefined,
-    );
-    if (typeError !== undefined) {
-      throw new CniError(
-        Code.badAnnotation,
-        `pod ${pod} annotation ${CNI_ARGS_ANNOTATION}: ${typeError}`,
-        text,
-      );
     }
     if (args.ipinfos.length > 0) return { args, pod };
     // the last look is at the deadline itself: the wait is never shorter than configured

@@ -38,6 +38,8 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   }
   // galaxy decodes it with Go's encoding/json: keys case-insensitively, the last naming a field
   const args = goStruct(decoded as Record<string, unknown>, ARGS);
+  if (args.common !== undefined && args.common !== null && !isObject(args.common))
+    throw new CniArgsError('unmarshal pod cni args: common is not an object');
   const common = isObject(args.common) ? goStruct(args.common, COMMON) : {};
   return { groups: parseGroups(args.request_ip_range), ipinfos: parseIPInfos(common.ipinfos) };
 }
@@ -81,19 +83,32 @@ function parseGroups(raw: unknown): RangeGroup[] {
   });
 }
 
+/**
+ * Refused as Go's decoder refuses them, or as galaxy's CNI fails on them: an entry that is not an
+ * object with an address (a null is Go's zero ipinfo, with no address), a VLAN id that is no number
+ * (`"vlan":"5"` read as 0 would put a pod on the untagged network), a gateway that is no string.
+ */
 function parseIPInfos(raw: unknown): IPInfo[] {
-  if (!Array.isArray(raw)) return [];
-  return raw.flatMap((info: unknown) => {
-    if (!isObject(info)) return [];
-    const i = goStruct(info, IPINFO);
-    if (typeof i.ip !== 'string' || i.ip === '') return [];
-    return [
-      {
-        ip: i.ip,
-        vlan: typeof i.vlan === 'number' ? i.vlan : 0,
-        gateway: typeof i.gateway === 'string' ? i.gateway : '',
-      },
-    ];
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new CniArgsError('unmarshal pod cni args: ipinfos is not a list');
+  return raw.map((info: unknown, index): IPInfo => {
+    const i = isObject(info) ? goStruct(info, IPINFO) : undefined;
+    if (
+      i === undefined ||
+      typeof i.ip !== 'string' ||
+      i.ip === '' ||
+      !(i.vlan === undefined || i.vlan === null || typeof i.vlan === 'number') ||
+      !(i.gateway === undefined || i.gateway === null || typeof i.gateway === 'string')
+    ) {
+      throw new CniArgsError(
+        `unmarshal pod cni args: ipinfo ${index} ${JSON.stringify(info)} is not {"ip": string, "vlan": number, "gateway": string}`,
+      );
+    }
+    return {
+      ip: i.ip,
+      vlan: typeof i.vlan === 'number' ? i.vlan : 0,
+      gateway: typeof i.gateway === 'string' ? i.gateway : '',
+    };
   });
 }
 

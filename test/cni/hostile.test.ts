@@ -211,7 +211,7 @@ test('ipinfos of the wrong type, handed over or in the annotation: a VLAN id as 
     expect(refusal(msg, await runPlugin(cniEnv('ADD', 'w1', 'x', handed(...ipinfos)), config()))).toEqual({
       cniVersion: '1.0.0',
       code: 102,
-      msg: `ipinfos argument: ${msg}`,
+      msg: `ipinfos argument: unmarshal pod cni args: ${msg}`,
       details: JSON.stringify(ipinfos),
     });
   // pasted into the annotation's text this was JSON (`{"common":{"ipinfos":1},"x":{"y":2}}`)
@@ -251,7 +251,7 @@ test('ipinfos of the wrong type, handed over or in the annotation: a VLAN id as 
     const annotationError = (name: string, what: string) => ({
       cniVersion: '1.0.0',
       code: 102,
-      msg: `pod default/${name} annotation k8s.v1.cni.galaxy.io/args: ${what}`,
+      msg: `pod default/${name} annotation k8s.v1.cni.galaxy.io/args: unmarshal pod cni args: ${what}`,
       details: annotations[name],
     });
     expect(refusal('vlan as a string', await add('vlanstring'))).toEqual(

@@ -86,3 +86,26 @@ test('keys are matched as galaxy’s Go decoder matches them: case-insensitively
     '{"request_ip_range":[["10.0.0.5"]],"common":{"ipinfos":[{"ip":"10.0.0.5/24","vlan":2,"gateway":"10.0.0.1"}]}}',
   );
 });
+
+test.each([
+  ['{"common":5}', 'unmarshal pod cni args: common is not an object'],
+  ['{"common":{"ipinfos":{"ip":"10.0.0.5/24"}}}', 'unmarshal pod cni args: ipinfos is not a list'],
+  [
+    '{"common":{"ipinfos":[{"ip":"10.0.0.5/24","vlan":"5","gateway":"10.0.0.1"}]}}',
+    'unmarshal pod cni args: ipinfo 0 {"ip":"10.0.0.5/24","vlan":"5","gateway":"10.0.0.1"} is not {"ip": string, "vlan": number, "gateway": string}',
+  ],
+  [
+    '{"common":{"ipinfos":[{"ip":"10.0.0.5/24"},{"ip":5}]}}',
+    'unmarshal pod cni args: ipinfo 1 {"ip":5} is not {"ip": string, "vlan": number, "gateway": string}',
+  ],
+  [
+    '{"common":{"ipinfos":[null]}}',
+    'unmarshal pod cni args: ipinfo 0 null is not {"ip": string, "vlan": number, "gateway": string}',
+  ],
+  [
+    '{"common":{"ipinfos":[{"ip":"10.0.0.5/24","gateway":1}]}}',
+    'unmarshal pod cni args: ipinfo 0 {"ip":"10.0.0.5/24","gateway":1} is not {"ip": string, "vlan": number, "gateway": string}',
+  ],
+])('ipinfos of a type Go refuses are refused, not read leniently: %s', (text, message) => {
+  expect(() => parseCniArgs(text)).toThrow(new CniArgsError(message));
+});
