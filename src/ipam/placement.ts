@@ -164,7 +164,7 @@ export interface PlacementRequest {
 /**
  * The node subnets where this pod can get (or keep) its addresses now, without reserving anything
  * (galaxy's getSubnet, without its side effects): the subnets of what it holds; for a pod sharing its
- * app's addresses, those of the app's parked addresses (any, if none) while the app is within its
+ * app's addresses, those of the app's parked addresses (where there is room, if none can be used) while the app is within its
  * limit; otherwise those with free addresses for it. Throws with the reason when there are none.
  */
 export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set<string> {
@@ -198,8 +198,11 @@ export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set
       );
     }
     checkAppLimit(allocator, appLimit(key, pod.appFacts()), key);
-    const parked = parkedFor(allocator, key);
-    subnets = parked.length > 0 ? subnetsServingAny(allocator, parked) : allocator.nodeSubnetsFor();
+    // parked addresses a configuration change left outside every entry (kept as orphans) serve no
+    // node subnet and can never be unparked: with only those, the app goes where there is room, as
+    // with nothing parked, instead of being refused everywhere for good (galaxy deleted them)
+    const serving = subnetsServingAny(allocator, parkedFor(allocator, key));
+    subnets = serving.size > 0 ? serving : allocator.nodeSubnetsFor();
   } else {
     subnets = allocator.nodeSubnetsFor(unmatched);
   }

@@ -294,3 +294,32 @@ test('without ranges a pod uses one held address per family: the first that serv
   // a subnet none serves: still one (bind refuses it by name)
   expect(ips('10.0.9.0/24')).toEqual([held[0]!.ip]);
 });
+
+test('parked addresses a configuration change left outside every entry do not pin the app to nowhere', () => {
+  // a never Deployment parked two addresses in A; A's range is then taken out of the configuration
+  // (kept as orphans, README "Configuration"): they can never be unparked, so its next pod goes
+  // where there is room, as with nothing parked, not refused on every node for good
+  const allocator = state([
+    ['10.0.100.10', 'dp_ns1_app_'],
+    ['10.0.100.11', 'dp_ns1_app_'],
+  ]);
+  allocator.reconfigure(
+    parsePoolConfig([
+      { nodeSubnets: [A], ips: ['10.0.100.12'], subnet: '10.0.100.0/24', gateway: '10.0.100.1' },
+      { nodeSubnets: [B], ips: ['10.0.101.10~10.0.101.12'], subnet: '10.0.101.0/24', gateway: '10.0.101.1' },
+    ]),
+  );
+  expect(allocator.orphaned().map((a) => a.ip)).toEqual(['10.0.100.10', '10.0.100.11']);
+  const request = {
+    key: dp,
+    groups: [],
+    policy: Never,
+    isScalable: () => false,
+    appFacts: () => rollout(2),
+  };
+  expect([...allowedSubnets(allocator, request)].sort()).toEqual([A, B]);
+  // one parked address that can still be used: the app goes there, the orphans aside
+  allocator.allocateIP('10.0.101.11', 'dp_ns1_app_', parked);
+  expect([...allowedSubnets(allocator, request)]).toEqual([B]);
+  expect([...homeSubnets(allocator, dp, Never)]).toEqual([B]);
+});
