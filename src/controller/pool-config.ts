@@ -151,7 +151,13 @@ export class PoolConfigSource {
     const judged = judgeConfigMap(this.settings, cm);
     if (!judged.ok) {
       this.refusedBecause = judged.problem;
-      this.refuse(cm, judged.problem, judged.problems ? { problems: judged.problems } : {});
+      // the problems the message names, and how many there are (the log line stays bounded)
+      const { problems } = judged;
+      this.refuse(
+        cm,
+        judged.problem,
+        problems ? { problems: problems.slice(0, NAMED), count: problems.length } : {},
+      );
       return;
     }
     this.refusedBecause = undefined;

@@ -69,10 +69,41 @@ export function parsePoolConfig(input: unknown): PoolConfig {
   return { entries };
 }
 
+/**
+ * How many characters of a value (and of a message quoting it) a problem keeps: the ConfigMap
+ * value may be 1 MiB, and a problem's text goes into a log line, a Warning Event and an admission
+ * denial, each of which a whole megabyte would break or bury.
+ */
+const QUOTED = 200;
+
+const cut = (text: string, limit: number): string =>
+  text.length > limit ? `${text.slice(0, limit)}... (${text.length} characters)` : text;
+
+/**
+ * A value as JSON for a problem, cut to QUOTED characters. JSON.stringify recurses, so a value
+ * nested some thousands deep (`[[[[...]]]]` fits in a ConfigMap) throws a RangeError, which would
+ * escape as a crash of the judgement instead of a problem: such a value is named by its kind.
+ */
+function quote(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = Array.isArray(value) ? '[...]' : '{...}';
+  }
+  return cut(text, QUOTED);
+}
+
 function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): PoolEntry | undefined {
   const before = problems.length;
   const problem = (field: string, value: unknown, message: string): void => {
-    problems.push({ entry: index, field, value: value === undefined ? '' : JSON.stringify(value), message });
+    // messages from the address parsers quote the text again
+    problems.push({
+      entry: index,
+      field,
+      value: value === undefined ? '' : quote(value),
+      message: cut(message, 2 * QUOTED),
+    });
   };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     problem('', raw, 'an entry must be a JSON object');

@@ -72,10 +72,20 @@ export function formatConfigProblem(p: ConfigProblem): string {
   return `${where}${p.value === '' ? '' : ` ${p.value}`}: ${p.message}`;
 }
 
+/**
+ * How many problems an InvalidConfigError's message names before it says how many more: a 1 MiB
+ * ConfigMap value can hold 500,000 bad entries, and a message naming them all (20 MB) is refused
+ * as the Warning Event it must become (413) and floods the log and the admission denial.
+ */
+const NAMED_PROBLEMS = 20;
+
 export class InvalidConfigError extends IpamError {
   readonly kind = 'validation';
+  /** `problems` holds every problem; the message names the first NAMED_PROBLEMS. */
   constructor(readonly problems: readonly ConfigProblem[]) {
-    super(`invalid floating IP configuration: ${problems.map(formatConfigProblem).join('; ')}`);
+    const named = problems.slice(0, NAMED_PROBLEMS).map(formatConfigProblem).join('; ');
+    const more = problems.length - NAMED_PROBLEMS;
+    super(`invalid floating IP configuration: ${named}${more > 0 ? `; and ${more} more problems` : ''}`);
   }
 }
 

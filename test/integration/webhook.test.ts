@@ -146,6 +146,23 @@ describe('the floatingip-config ConfigMap', () => {
       JSON.stringify([ENTRY, { ...ENTRY, nodeSubnets: ['10.0.2.0/24'], ips: ['10.0.100.15~10.0.100.30'] }]),
       /overlap/,
     ],
+    // hostile values that fit in a ConfigMap: judged, never a 500 (a RangeError from JSON.stringify
+    // of the nesting), and named in a bounded message the watcher can still file as an Event
+    [
+      'an entry nested 100,000 deep',
+      `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+      /^invalid floating IP configuration: floatingips\[0\] \[\.\.\.\]: an entry must be a JSON object$/,
+    ],
+    [
+      '400,001 bad entries',
+      `[${'1,'.repeat(400_000)}1]`,
+      /floatingips\[19\] 1: an entry must be a JSON object; and 399981 more problems$/,
+    ],
+    [
+      'a gateway of 700,000 characters',
+      JSON.stringify([{ ...ENTRY, gateway: '1'.repeat(700_000) }]),
+      /^invalid floating IP configuration: floatingips\[0\]\.gateway "1{199}\.\.\. \(700002 characters\): invalid IP address: "1+\.\.\. \(700022 characters\)$/,
+    ],
   ];
 
   test.each(bad)(
@@ -155,6 +172,7 @@ describe('the floatingip-config ConfigMap', () => {
       expect(verdict.allowed).toBe(false);
       expect(verdict.status?.code).toBe(403);
       expect(verdict.status?.message).toMatch(pattern);
+      expect(verdict.status!.message.length).toBeLessThan(16_384);
       // the same text written past the webhook (the embedded server calls none): the watcher's Event
       const before = (await refusalEvents()).length;
       await core.replaceNamespacedConfigMap({
