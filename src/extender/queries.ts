@@ -4,7 +4,14 @@
 // request only; what floatip believes about them comes from the caches.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { LRUCache } from 'lru-cache';
-import { AppLimitError, type Allocator, ReleasePolicy, allowedSubnets, homeSubnets } from '../ipam/index.js';
+import {
+  AppLimitError,
+  type Allocator,
+  HeldOutsideConfigError,
+  ReleasePolicy,
+  allowedSubnets,
+  homeSubnets,
+} from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import { keyOfPod, namespacedName, policyOfPod, wantsFloatingIP } from '../pods/pod-facts.js';
 import type { NodeFacts, NodeList } from './node-subnets.js';
@@ -243,8 +250,15 @@ export class SchedulingQueries {
       try {
         allowed = allowedSubnets(this.allocator, placementOf(pod, this.apps));
       } catch (err) {
-        this.log.info({ pod: namespacedName(pod), err: errorText(err) }, 'preempt: keeping every candidate');
-        return victims;
+        // its own addresses are outside the configuration: no node can take it, so evicting helps nowhere
+        if (err instanceof HeldOutsideConfigError) allowed = new Set();
+        else {
+          this.log.info(
+            { pod: namespacedName(pod), err: errorText(err) },
+            'preempt: keeping every candidate',
+          );
+          return victims;
+        }
       }
     }
     const kept = new Map<string, MetaVictims>();

@@ -165,6 +165,26 @@ export class UnsupportedAppTypeError extends IpamError {
   }
 }
 
+/**
+ * A pod's key holds addresses a configuration change left outside every entry (kept as orphans):
+ * no node subnet can use them, so the pod can go nowhere until they are released or configured
+ * again. Said instead of NoFIPLeft on every node, which points at the wrong cause.
+ */
+export class HeldOutsideConfigError extends IpamError {
+  readonly kind = 'wait';
+  constructor(
+    readonly key: string,
+    readonly ips: readonly string[],
+  ) {
+    super(heldOutsideText(key, ips));
+  }
+}
+
+function heldOutsideText(key: string, ips: readonly string[]): string {
+  const [is, it] = ips.length === 1 ? ['is', 'it'] : ['are', 'them'];
+  return `${ips.join(', ')} of ${key} ${is} outside the floating IP configuration (kept as ${ips.length === 1 ? 'an orphan' : 'orphans'}), so no node can use ${it}: release ${it} (POST /v1/ip, kubectl fip release) or add ${it} to the configuration again`;
+}
+
 /** galaxy's reason strings, which kube-scheduler shows in its FailedNodes. */
 export type NodeSubnetReason = 'FloatingIPPlugin:UnknowNode' | 'FloatingIPPlugin:NoFIPConfigNode';
 

@@ -5,7 +5,7 @@
 import type { Allocation } from './allocation.js';
 import type { Family } from './address.js';
 import type { Allocator } from './allocator.js';
-import { AppLimitError, PolicyNotSupportedError } from './errors.js';
+import { AppLimitError, HeldOutsideConfigError, PolicyNotSupportedError } from './errors.js';
 import { AllocationKey, ordinalOf } from './keys.js';
 import { ReleasePolicy, releasePolicyName } from './policy.js';
 import type { RangeGroup } from './range.js';
@@ -180,7 +180,12 @@ export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set
     if (unmatched.length === 0) return pinned ?? new Set();
   } else {
     const held = allocator.byKey(key.text);
-    if (held.length > 0) return subnetsServingHeld(allocator, held);
+    if (held.length > 0) {
+      const serving = subnetsServingHeld(allocator, held);
+      const outside = held.filter((a) => !allocator.isConfigured(a.ip)).map((a) => a.ip);
+      if (serving.size === 0 && outside.length > 0) throw new HeldOutsideConfigError(key.text, outside);
+      return serving;
+    }
   }
   if (policy !== ReleasePolicy.PodDelete) {
     const refusal = reservationRefusal(key, policy, pod.isScalable);

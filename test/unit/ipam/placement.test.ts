@@ -6,6 +6,7 @@ import {
   type AllocationKey,
   Allocator,
   AppLimitError,
+  HeldOutsideConfigError,
   type AppFacts,
   AllocationKey as Key,
   PolicyNotSupportedError,
@@ -322,4 +323,32 @@ test('parked addresses a configuration change left outside every entry do not pi
   allocator.allocateIP('10.0.101.11', 'dp_ns1_app_', parked);
   expect([...allowedSubnets(allocator, request)]).toEqual([B]);
   expect([...homeSubnets(allocator, dp, Never)]).toEqual([B]);
+});
+
+test('a pod whose own addresses a configuration change left outside every entry is told why, not NoFIPLeft', () => {
+  // an immutable StatefulSet pod kept 10.0.100.10; the range is then narrowed past it (kept as an
+  // orphan): no node can use it, and the reason names the address and what to do
+  const allocator = state([['10.0.100.10', sts.text]]);
+  allocator.reconfigure(
+    parsePoolConfig([
+      { nodeSubnets: [A], ips: ['10.0.100.11~10.0.100.12'], subnet: '10.0.100.0/24', gateway: '10.0.100.1' },
+      { nodeSubnets: [B], ips: ['10.0.101.10~10.0.101.12'], subnet: '10.0.101.0/24', gateway: '10.0.101.1' },
+    ]),
+  );
+  const request = {
+    key: sts,
+    groups: [],
+    policy: Immutable,
+    isScalable: () => false,
+    appFacts: () => ({}),
+  };
+  expect(() => allowedSubnets(allocator, request)).toThrow(
+    new HeldOutsideConfigError(sts.text, ['10.0.100.10']),
+  );
+  expect(() => allowedSubnets(allocator, request)).toThrow(
+    '10.0.100.10 of sts_ns1_web_web-0 is outside the floating IP configuration (kept as an orphan), so no node can use it: release it (POST /v1/ip, kubectl fip release) or add it to the configuration again',
+  );
+  // configured again: it pins the pod to its subnet as before
+  allocator.reconfigure(config);
+  expect([...allowedSubnets(allocator, request)]).toEqual([A]);
 });
