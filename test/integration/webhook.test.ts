@@ -279,6 +279,10 @@ describe('FloatingIP objects', () => {
       (await review(FIP, fip('10.0.100.99', { key: 'pool__p2_' }, { reserved: 'for-node' }))).allowed,
     ).toBe(true);
     expect((await review(FIP, fip('10.0.100.99', { key: 'dp_ns_app_' }), 'UPDATE')).allowed).toBe(true);
+    // a pool annotation is free text: a pod of pool a_b is recorded under pool__a_b_ (bind's writes
+    // were refused here, and every bind of such a pod rolled back)
+    expect((await review(FIP, fip('10.0.100.13', { key: 'pool__a_b_dp_ns_app_app-1' }))).allowed).toBe(true);
+    expect((await review(FIP, fip('10.0.100.13', { key: 'pool__a_b_' }))).allowed).toBe(true);
   });
 });
 
