@@ -39,24 +39,7 @@ beforeAll(async () => {
   server = await startPodSource();
   kubeconfig = kubeconfigFor(server.url);
   state = stateDir();
-  const node = await lab.addNamespace('node');
-  const other = await lab.addNamespace('other');
-  master = `${lab.prefix}m`;
-  await ip(
-    'link',
-    'add',
-    master,
-    'netns',
-    node,
-    'type',
-    'veth',
-    'peer',
-    'name',
-    `${lab.prefix}o`,
-    'netns',
-    other,
-  );
-  await ip('-n', node, 'link', 'set', master, 'up');
+  ({ master } = await lab.nodeWithMaster());
 }, 300_000);
 
 afterAll(async () => {

@@ -44,26 +44,7 @@ const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
 beforeAll(async () => {
   [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
   state = stateDir();
-  node = await lab.addNamespace('node');
-  const other = await lab.addNamespace('other');
-  master = `${lab.prefix}m`;
-  await ip(
-    'link',
-    'add',
-    master,
-    'netns',
-    node,
-    'type',
-    'veth',
-    'peer',
-    'name',
-    `${lab.prefix}o`,
-    'netns',
-    other,
-  );
-  await ip('-n', node, 'link', 'set', master, 'up');
-  // a carrier, or an IPv6 ADD waits 10 s for duplicate address detection
-  await ip('-n', other, 'link', 'set', `${lab.prefix}o`, 'up');
+  ({ node, master } = await lab.nodeWithMaster());
 }, 300_000);
 
 afterAll(async () => {

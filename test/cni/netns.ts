@@ -86,6 +86,19 @@ export class Lab {
     return [ea, eb];
   }
 
+  /**
+   * A node whose pods' macvlan master is one end of a veth pair, the other end up in a namespace of
+   * its own: a carrier, or an IPv6 ADD waits 10 s for duplicate address detection.
+   */
+  async nodeWithMaster(): Promise<{ node: string; master: string }> {
+    const [node, other] = [await this.addNamespace('node'), await this.addNamespace('other')];
+    const [master, peer] = [`${this.prefix}m`, `${this.prefix}o`];
+    await ip('link', 'add', master, 'netns', node, 'type', 'veth', 'peer', 'name', peer, 'netns', other);
+    await ip('-n', node, 'link', 'set', master, 'up');
+    await ip('-n', other, 'link', 'set', peer, 'up');
+    return { node, master };
+  }
+
   /** Makes `apiUrl` (here) answer on 127.0.0.1:NODE_API_PORT inside each of `nodes`. */
   async exposeApiServer(apiUrl: string, nodes: string[]): Promise<void> {
     const { hostname, port } = new URL(apiUrl);
