@@ -1,7 +1,7 @@
 // The scheduler extender over HTTP, with the embedded API server behind floatip, driven with
 // request bodies as kube-scheduler v1.20 sends them. Scenarios are numbered so a failure names one.
 import { readFileSync } from 'node:fs';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
@@ -683,20 +683,7 @@ describe('E5-4 Deployments and Pools', () => {
   test('E5-4d a Pool caps all its pods across Deployments; size 0 blocks the pool', async () => {
     await world.deployment('one', 5);
     await world.deployment('two', 5);
-    const custom = world.server.kubeConfig().makeApiClient(CustomObjectsApi);
-    await custom.createNamespacedCustomObject({
-      group: 'galaxy.k8s.io',
-      version: 'v1alpha1',
-      plural: 'pools',
-      namespace: 'kube-system',
-      body: {
-        apiVersion: 'galaxy.k8s.io/v1alpha1',
-        kind: 'Pool',
-        metadata: { name: 'shared' },
-        size: 2,
-        preAllocateIP: false,
-      },
-    });
+    await world.createPool('shared', 2);
     const pods = [
       await world.pod({ name: 'one-5d8f7c9b4-a', owner: rs('one'), pool: 'shared' }),
       await world.pod({ name: 'two-5d8f7c9b4-a', owner: rs('two'), pool: 'shared' }),
@@ -706,7 +693,7 @@ describe('E5-4 Deployments and Pools', () => {
     expect(await world.bind(pods[1]!, 'a1')).toBe('');
     expect((await world.filter(pods[2]!, ['a1'])).error).toBe('reached pool shared size limit of 2');
     expect(v4Of(await world.addressesOf('two-5d8f7c9b4-a'))).toEqual(['10.0.100.11']);
-    await custom.patchNamespacedCustomObject(
+    await world.custom.patchNamespacedCustomObject(
       {
         group: 'galaxy.k8s.io',
         version: 'v1alpha1',
@@ -727,14 +714,7 @@ describe('E5-4 Deployments and Pools', () => {
     // pool__my_ is a prefix of every key of pool my_pool: counted by prefix, my_pool's pods filled my's size
     await world.deployment('one', 5);
     await world.deployment('two', 5);
-    const custom = world.server.kubeConfig().makeApiClient(CustomObjectsApi);
-    await custom.createNamespacedCustomObject({
-      group: 'galaxy.k8s.io',
-      version: 'v1alpha1',
-      plural: 'pools',
-      namespace: 'kube-system',
-      body: { apiVersion: 'galaxy.k8s.io/v1alpha1', kind: 'Pool', metadata: { name: 'my' }, size: 1 },
-    });
+    await world.createPool('my', 1);
     const other = await world.pod({ name: 'one-5d8f7c9b4-a', owner: rs('one'), pool: 'my_pool' });
     expect(await world.bind(other, 'a1')).toBe('');
     const mine = await world.pod({ name: 'two-5d8f7c9b4-a', owner: rs('two'), pool: 'my' });

@@ -206,6 +206,23 @@ export class World {
     return pod;
   }
 
+  /** A Pool object, as kubectl would create it. */
+  async createPool(name: string, size: number): Promise<void> {
+    await this.custom.createNamespacedCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'pools',
+      namespace: 'kube-system',
+      body: {
+        apiVersion: 'galaxy.k8s.io/v1alpha1',
+        kind: 'Pool',
+        metadata: { name },
+        size,
+        preAllocateIP: false,
+      },
+    });
+  }
+
   async deployment(name: string, replicas: number, namespace = 'ns1'): Promise<void> {
     await this.apps.createNamespacedDeployment({
       namespace,
