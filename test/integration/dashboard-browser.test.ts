@@ -228,34 +228,12 @@ describe('with hostile object data', () => {
     hostile = await World.start({ config: DASHBOARD_CONFIG });
     // whoever may write FloatingIPs chooses the node name in the attribute: markup, and a megabyte
     // with no place to break
-    await hostile.custom.createClusterCustomObject({
-      group: 'galaxy.k8s.io',
-      version: 'v1alpha1',
-      plural: 'floatingips',
-      body: {
-        apiVersion: 'galaxy.k8s.io/v1alpha1',
-        kind: 'FloatingIP',
-        metadata: { name: IP },
-        spec: {
-          key: 'dp_ns1_gone_',
-          policy: 2,
-          attribute: JSON.stringify({ NodeName: marker + 'n'.repeat(1 << 20), Uid: '' }),
-          updateTime: '2020-01-01T00:00:00Z',
-        },
-      },
+    await hostile.createFloatingIP(IP, {
+      key: 'dp_ns1_gone_',
+      attribute: JSON.stringify({ NodeName: marker + 'n'.repeat(1 << 20), Uid: '' }),
     });
     // and the key: a right-to-left override makes what follows read backwards
-    await hostile.custom.createClusterCustomObject({
-      group: 'galaxy.k8s.io',
-      version: 'v1alpha1',
-      plural: 'floatingips',
-      body: {
-        apiVersion: 'galaxy.k8s.io/v1alpha1',
-        kind: 'FloatingIP',
-        metadata: { name: BIDI_IP },
-        spec: { key: 'pool__\u202egnp.exe_', policy: 2, attribute: '', updateTime: '2020-01-01T00:00:00Z' },
-      },
-    });
+    await hostile.createFloatingIP(BIDI_IP, { key: 'pool__\u202egnp.exe_' });
     await eventually(
       `${IP} and ${BIDI_IP} to reach floatip`,
       async () =>

@@ -54,17 +54,7 @@ export async function seed(world: World): Promise<Seeded> {
   if (world.floatip.allocator.get(parked)?.key !== 'dp_ns1_shop_')
     throw new Error(`${parked} was not parked on dp_ns1_shop_`);
   await seedPool(world);
-  await world.custom.createClusterCustomObject({
-    group: 'galaxy.k8s.io',
-    version: 'v1alpha1',
-    plural: 'floatingips',
-    body: {
-      apiVersion: 'galaxy.k8s.io/v1alpha1',
-      kind: 'FloatingIP',
-      metadata: { name: RESERVED_IP, labels: { reserved: 'for-node' } },
-      spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '', updateTime: '2020-01-01T00:00:00Z' },
-    },
-  });
+  await world.createFloatingIP(RESERVED_IP, { key: 'pool__reserved-for-node_' }, { reserved: 'for-node' });
   await eventually(
     `${RESERVED_IP} to reach floatip`,
     async () => world.floatip.allocator.get(RESERVED_IP)?.reserved === true,

@@ -48,21 +48,11 @@ test('13.1 a gateway galaxy handed out is kept for its pod, listed in a Warning 
   await world.statefulSet('web', 1);
   // stop floatip, and let "galaxy" write the gateway's object for web-0
   await world.restartFloatip(async () => {
-    await world.custom.createClusterCustomObject({
-      group: 'galaxy.k8s.io',
-      version: 'v1alpha1',
-      plural: 'floatingips',
-      body: {
-        apiVersion: 'galaxy.k8s.io/v1alpha1',
-        kind: 'FloatingIP',
-        metadata: { name: '10.0.0.1' },
-        spec: {
-          key: 'sts_ns1_web_web-0',
-          attribute: '{"NodeName":"a1","Uid":""}',
-          policy: 1,
-          updateTime: '2024-01-30T07:30:59Z',
-        },
-      },
+    await world.createFloatingIP('10.0.0.1', {
+      key: 'sts_ns1_web_web-0',
+      attribute: '{"NodeName":"a1","Uid":""}',
+      policy: 1,
+      updateTime: '2024-01-30T07:30:59Z',
     });
   });
   expect(world.floatip.allocator.get('10.0.0.1')?.key).toBe('sts_ns1_web_web-0');

@@ -206,6 +206,25 @@ export class World {
     return pod;
   }
 
+  /** A FloatingIP object written by someone else (kubectl, galaxy): policy never, no attribute, unless given. */
+  async createFloatingIP(
+    name: string,
+    spec: { key: string; policy?: number; attribute?: string; updateTime?: string },
+    labels?: Record<string, string>,
+  ): Promise<void> {
+    await this.custom.createClusterCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'floatingips',
+      body: {
+        apiVersion: 'galaxy.k8s.io/v1alpha1',
+        kind: 'FloatingIP',
+        metadata: { name, ...(labels ? { labels } : {}) },
+        spec: { policy: 2, attribute: '', updateTime: '2020-01-01T00:00:00Z', ...spec },
+      },
+    });
+  }
+
   /** A Pool object, as kubectl would create it. */
   async createPool(name: string, size: number): Promise<void> {
     await this.custom.createNamespacedCustomObject({
