@@ -41,15 +41,18 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function fip(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+/** `kubectl fip` with the kubeconfig `config`: its exit code and what it wrote. */
+async function fipWith(config: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runFip(['--kubeconfig', kubeconfig, ...args], {
+  const code = await runFip(['--kubeconfig', config, ...args], {
     out: (t) => (out += t),
     err: (t) => (err += t),
   });
   return { code, out, err };
 }
+
+const fip = (...args: string[]) => fipWith(kubeconfig, args);
 
 test('a kubeconfig naming an http:// server is used as kubectl uses it', async () => {
   const { code, err } = await fip('ls');
@@ -174,15 +177,7 @@ describe('against a server that answers garbage', () => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  const against = async (...args: string[]) => {
-    let out = '';
-    let err = '';
-    const code = await runFip(['--kubeconfig', garbageConfig, ...args], {
-      out: (t) => (out += t),
-      err: (t) => (err += t),
-    });
-    return { code, out, err };
-  };
+  const against = (...args: string[]) => fipWith(garbageConfig, args);
 
   test.each([
     [
