@@ -129,6 +129,8 @@ function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {
 
 function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   const name = nameOf(req);
+  // the API server always fills it (generateName included): only a hand-made review lacks it
+  if (!name) return refuse(`Pool in ${req.namespace}: metadata.name is missing`);
   const decoded = decodePool({ ...req.object, metadata: { name } });
   // the Pool store's own words for an object it would ignore
   if (!decoded) return refuse(`Pool ${req.namespace}/${name}: size must be a whole number >= 0`);

@@ -300,6 +300,12 @@ describe('Pool objects', () => {
     });
     expect((await review(POOL, pool('p1', 1.5))).allowed).toBe(false);
   });
+  test('a Pool with no name is refused for that, not for its size', async () => {
+    expect(await review(POOL, pool('', 1))).toMatchObject({
+      allowed: false,
+      status: { message: 'Pool in kube-system: metadata.name is missing' },
+    });
+  });
   test('a size below the addresses the pool holds passes with a warning; enough passes without', async () => {
     expect(await review(POOL, pool('p1', 1), 'UPDATE')).toEqual({
       uid: expect.any(String),
