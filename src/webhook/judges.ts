@@ -107,7 +107,12 @@ function keyProblem(text: string): string | undefined {
   const key = AllocationKey.parse(text);
   if (key.typePrefix !== '' || (key.pool !== '' && text === `${POOL_KEY_PREFIX}${key.pool}_`))
     return undefined;
-  return `spec.key ${JSON.stringify(text)} is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)`;
+  // the key is the writer's, of any length (the CRD bounds none): a denial quotes its start
+  const quoted =
+    text.length > 200
+      ? `${JSON.stringify(text.slice(0, 200))}... (${text.length} characters)`
+      : JSON.stringify(text);
+  return `spec.key ${quoted} is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)`;
 }
 
 function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {

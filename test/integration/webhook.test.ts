@@ -257,6 +257,11 @@ describe('FloatingIP objects', () => {
       'FloatingIP 10.0.100.13: spec.key "web" is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)',
     ],
     [
+      'a megabyte of a key that does not parse, quoted by its start',
+      fip('10.0.100.13', { key: 'k'.repeat(1 << 20) }),
+      `FloatingIP 10.0.100.13: spec.key "${'k'.repeat(200)}"... (1048576 characters) is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)`,
+    ],
+    [
       'a policy out of 0-2',
       fip('10.0.100.13', { policy: 3 }),
       'FloatingIP 10.0.100.13: spec.policy 3 is not 0, 1 or 2',
