@@ -83,18 +83,23 @@ test('a reader that closes the pipe early ends the output quietly, without a sta
   expect(stderr).toBe('');
 });
 
-test('release where the API server has no service proxy (the embedded one of npm start) says the API server refused, not floatip', async () => {
+/** A FloatingIP object written through the API server, as kubectl would. */
+async function createFloatingIP(ip: string, spec: { key: string; attribute: string; policy: number }) {
   const res = await fetch(`${server.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({
       apiVersion: 'galaxy.k8s.io/v1alpha1',
       kind: 'FloatingIP',
-      metadata: { name: '10.0.100.10' },
-      spec: { key: 'NULL_default_NULL_gone', attribute: '', policy: 0, updateTime: '2026-01-01T00:00:00Z' },
+      metadata: { name: ip },
+      spec: { ...spec, updateTime: '2026-01-01T00:00:00Z' },
     }),
   });
   expect(res.status).toBe(201);
+}
+
+test('release where the API server has no service proxy (the embedded one of npm start) says the API server refused, not floatip', async () => {
+  await createFloatingIP('10.0.100.10', { key: 'NULL_default_NULL_gone', attribute: '', policy: 0 });
   const { code, err } = await fip('release', '10.0.100.10');
   expect(code).toBe(2);
   expect(err).toMatch(
@@ -108,33 +113,22 @@ const ESC = '\u001b';
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const STEERING = /[\u0007\u000d\u001b\u009b\u202e]/;
 
-const createFloatingIP = async (ip: string, key: string, nodeName: string) => {
-  const res = await fetch(`${server.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      apiVersion: 'galaxy.k8s.io/v1alpha1',
-      kind: 'FloatingIP',
-      metadata: { name: ip },
-      spec: {
-        key,
-        attribute: JSON.stringify({ NodeName: nodeName, Uid: `u${ESC}[5m` }),
-        policy: 2,
-        updateTime: '2026-01-01T00:00:00Z',
-      },
-    }),
+/** A FloatingIP whose attribute names `nodeName`, and whose UID would blink the terminal. */
+const hostileFloatingIP = (ip: string, key: string, nodeName: string) =>
+  createFloatingIP(ip, {
+    key,
+    attribute: JSON.stringify({ NodeName: nodeName, Uid: `u${ESC}[5m` }),
+    policy: 2,
   });
-  expect(res.status).toBe(201);
-};
 
 test('object data never reaches the terminal as control sequences, and one huge cell does not pad every row', async () => {
-  await createFloatingIP(
+  await hostileFloatingIP(
     '10.0.100.60',
     `dp_ns${ESC}]0;owned\u0007_app${ESC}[31m\u202egnp.exe_`,
     `node${ESC}[2J${ESC}[H\r\u009b31m`,
   );
-  await createFloatingIP('10.0.100.61', 'dp_ns_big_', 'n'.repeat(1 << 20));
-  for (let i = 0; i < 20; i++) await createFloatingIP(`10.0.100.${70 + i}`, `dp_ns_app${i}_`, 'demo-node-1');
+  await hostileFloatingIP('10.0.100.61', 'dp_ns_big_', 'n'.repeat(1 << 20));
+  for (let i = 0; i < 20; i++) await hostileFloatingIP(`10.0.100.${70 + i}`, `dp_ns_app${i}_`, 'demo-node-1');
   for (const args of [
     ['ls'],
     ['ls', '-o', 'wide'],
