@@ -30,6 +30,14 @@ function writePath(obj: Record<string, unknown>, path: string, value: unknown): 
   cur[parts[parts.length - 1] ?? ''] = value;
 }
 
+/**
+ * What kube-apiserver names in the two refusals of a Binding that are not about the pod object's
+ * storage (being deleted, already assigned): it wraps them as a conflict on `pods/binding`
+ * (`Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n"`).
+ * A UID precondition or a stale resourceVersion is the storage's refusal: a conflict on `pods`.
+ */
+const BINDING = { group: '', resource: 'pods/binding' };
+
 const ref = (rt: ResourceType): { group: string; resource: string } => ({
   group: rt.group,
   resource: rt.plural,
@@ -89,11 +97,11 @@ export function bindPod(
     throw conflict(ref(pods), name, STALE_OBJECT);
   }
   if (podMeta.deletionTimestamp !== undefined) {
-    throw conflict(ref(pods), name, `pod ${name} is being deleted, cannot be assigned to a host`);
+    throw conflict(BINDING, name, `pod ${name} is being deleted, cannot be assigned to a host`);
   }
   const spec = isPlainObject(existing.obj.spec) ? existing.obj.spec : {};
   if (typeof spec.nodeName === 'string' && spec.nodeName !== '') {
-    throw conflict(ref(pods), name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
+    throw conflict(BINDING, name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
   }
 
   const pod = cloneStored(existing);

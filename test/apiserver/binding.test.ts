@@ -84,8 +84,13 @@ test('binding a bound pod is 409; a wrong uid precondition is 409; a missing pod
     core.createNamespacedPodBinding({ name: 'bind-2', namespace: 'default', body: body('bind-2') }),
   );
   expect(again.code).toBe(409);
-  expect(again.status).toMatchObject({ reason: 'Conflict', details: { name: 'bind-2', kind: 'pods' } });
-  expect(again.status.message).toContain('is already assigned to node "demo-node-3"');
+  // kube-apiserver's words: a conflict on pods/binding, not on the pod (a UID precondition is that)
+  expect(again.status).toMatchObject({
+    reason: 'Conflict',
+    message:
+      'Operation cannot be fulfilled on pods/binding "bind-2": pod bind-2 is already assigned to node "demo-node-3"',
+    details: { name: 'bind-2', kind: 'pods/binding' },
+  });
   expect(
     (
       await failure(
@@ -112,4 +117,29 @@ test('a Binding without a target, or for another name, is refused', async () => 
     target: { kind: 'Pod', name: 'x' },
   });
   expect(notANode.status).toBe(422);
+});
+
+test('a pod being deleted (held by a finalizer) is refused as kube-apiserver refuses it: on pods/binding', async () => {
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'bind-dying', finalizers: ['example.com/hold'] },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+    },
+  });
+  await core.deleteNamespacedPod({ name: 'bind-dying', namespace: 'default' });
+  const refused = await failure(
+    core.createNamespacedPodBinding({
+      name: 'bind-dying',
+      namespace: 'default',
+      body: { metadata: { name: 'bind-dying' }, target: { kind: 'Node', name: 'demo-node-1' } },
+    }),
+  );
+  expect(refused.code).toBe(409);
+  expect(refused.status).toMatchObject({
+    reason: 'Conflict',
+    message:
+      'Operation cannot be fulfilled on pods/binding "bind-dying": pod bind-dying is being deleted, cannot be assigned to a host',
+    details: { name: 'bind-dying', kind: 'pods/binding' },
+  });
 });
