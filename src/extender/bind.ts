@@ -128,9 +128,9 @@ export class Binder {
         // decided before anything is written: a bound pod stays where it is
         const boundTo = this.boundNodeOf(namespace, name, podUid, pod);
         if (boundTo !== undefined) {
-          // galaxy's words for a binding the API server refuses
+          // galaxy's words for the binding the API server would refuse: its error, as kube-apiserver words it
           throw new BindError(
-            `update pod ${keyOfPod(pod).text}: pod ${name} is already assigned to node "${boundTo}"`,
+            `update pod ${keyOfPod(pod).text}: Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${boundTo}"`,
             'conflict',
           );
         }

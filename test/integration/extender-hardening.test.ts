@@ -280,14 +280,26 @@ describe('13.16 a refused bind decides before it writes', () => {
     const before = (await object()).metadata.resourceVersion;
     // at once, before the pod cache may show the binding, and again once it does
     expect(await world.bind(pod, 'a2')).toBe(
-      'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"',
+      'update pod NULL_ns1_NULL_p1: Operation cannot be fulfilled on pods/binding "p1": pod p1 is already assigned to node "a1"',
     );
     await world.settle();
     expect(await world.bind(pod, 'b1')).toBe(
-      'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"',
+      'update pod NULL_ns1_NULL_p1: Operation cannot be fulfilled on pods/binding "p1": pod p1 is already assigned to node "a1"',
     );
     expect((await object()).metadata.resourceVersion).toBe(before);
     expect(await world.addressesOf('p1')).toEqual(['10.0.100.10']);
+    // the words galaxy answers with: the API server's refusal of that Binding, after `update pod <key>: `
+    const refused = await world.core
+      .createNamespacedPodBinding({
+        name: 'p1',
+        namespace: 'ns1',
+        body: { metadata: { name: 'p1' }, target: { kind: 'Node', name: 'a2' } },
+      })
+      .then(
+        () => 'bound',
+        (err: { body?: string }) => (JSON.parse(err.body ?? '{}') as { message?: string }).message,
+      );
+    expect(await world.bind(pod, 'a2')).toBe(`update pod NULL_ns1_NULL_p1: ${refused}`);
   });
 });
 

@@ -212,11 +212,11 @@ test('a pod already bound is refused before anything is written, also right afte
   add(pod('p1'));
   expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe('');
   expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
-    'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"',
+    'update pod NULL_ns1_NULL_p1: Operation cannot be fulfilled on pods/binding "p1": pod p1 is already assigned to node "a1"',
   );
   add(pod('p2', { nodeName: 'a9' }));
   expect(await binder.bind('ns1', 'p2', 'uid-p2', 'a1')).toBe(
-    'update pod NULL_ns1_NULL_p2: pod p2 is already assigned to node "a9"',
+    'update pod NULL_ns1_NULL_p2: Operation cannot be fulfilled on pods/binding "p2": pod p2 is already assigned to node "a9"',
   );
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
 });
@@ -242,7 +242,10 @@ test('two binds of one pod at once: the one behind the lock sees the first bound
   add(pod('p1'));
   expect(
     await Promise.all([binder.bind('ns1', 'p1', 'uid-p1', 'a1'), binder.bind('ns1', 'p1', 'uid-p1', 'a1')]),
-  ).toEqual(['', 'update pod NULL_ns1_NULL_p1: pod p1 is already assigned to node "a1"']);
+  ).toEqual([
+    '',
+    'update pod NULL_ns1_NULL_p1: Operation cannot be fulfilled on pods/binding "p1": pod p1 is already assigned to node "a1"',
+  ]);
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
   expect(bindings).toHaveLength(1);
 });
