@@ -53,7 +53,9 @@ export function ipRoutes(deps: IPRouteDeps) {
         parseSort(text(q, 'sort')),
       );
       const content = page.items.map(({ ip, allocation }) =>
-        floatingIPJson(ip, allocation, allocation ? judgedFromCache(deps, allocation) : undefined),
+        allocation
+          ? floatingIPJson(ip, allocation, judgedFromCache(deps, allocation))
+          : floatingIPJson(ip, undefined, undefined, allocator.freeSinceOf(ip)),
       );
       const body = pageBody(page.window, content);
       if (body.json) res.status(200).json(body.json);
@@ -69,7 +71,9 @@ export function ipRoutes(deps: IPRouteDeps) {
       const entry = network && allocator.configuration.entries.find((e) => e.index === network.entry);
       sendEnvelope(res, 200, '', {
         content: {
-          ...floatingIPJson(ip, a, a ? judgedFromCache(deps, a) : undefined),
+          ...(a
+            ? floatingIPJson(ip, a, judgedFromCache(deps, a))
+            : floatingIPJson(ip, undefined, undefined, allocator.freeSinceOf(ip))),
           key: a?.key ?? '',
           nodeName: a?.nodeName ?? '',
           podUid: a?.podUid ?? '',

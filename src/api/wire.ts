@@ -17,7 +17,7 @@ export interface FloatingIPJson {
   releasable?: boolean;
 }
 
-/** Go's zero time, which galaxy shows for an address that never changed. */
+/** Go's zero time, which galaxy shows for a time it does not have. */
 export const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /**
@@ -31,11 +31,15 @@ export function formatTime(ms: number): string {
     .replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits ? `.${digits}Z` : 'Z'));
 }
 
-/** The list item for an address: allocated (with the parsed key) or free (`allocation` undefined). */
+/**
+ * The list item for an address: allocated (with the parsed key) or free (`allocation` undefined;
+ * `freeSince`, when it became free, is its `updateTime`, as galaxy's "last allocate or release time").
+ */
 export function floatingIPJson(
   ip: string,
   allocation: Allocation | undefined,
   judged?: Releasability,
+  freeSince = 0,
 ): FloatingIPJson {
   const key = allocation ? AllocationKey.parse(allocation.key) : undefined;
   // written in galaxy's field order: JSON keeps insertion order
@@ -47,7 +51,7 @@ export function floatingIPJson(
     ...(key?.pool ? { poolName: key.pool } : {}),
     policy: allocation?.policy ?? 0,
     ...(key?.appType ? { appType: key.appType } : {}),
-    updateTime: allocation ? formatTime(allocation.updateTime) : GO_ZERO_TIME,
+    updateTime: formatTime(allocation ? allocation.updateTime : freeSince),
   };
   if (judged?.status) out.status = judged.status;
   if (judged?.releasable) out.releasable = true;

@@ -33,6 +33,7 @@ import {
   ReservedIPError,
 } from './errors.js';
 import type { EntrySpace } from './entry-space.js';
+import { FreeSince } from './free-since.js';
 import { Held } from './held.js';
 import { KeyIndex } from './key-index.js';
 import { AllocationKey, POOL_KEY_PREFIX } from './keys.js';
@@ -47,6 +48,7 @@ export class Allocator {
   private readonly keyIndex = new KeyIndex<Held>();
   private orphanCount = 0;
   private readonly clock: () => number;
+  private readonly freeSince = new FreeSince();
 
   constructor(config: PoolConfig = EMPTY_CONFIG, options: AllocatorOptions = {}) {
     this.clock = options.clock ?? Date.now;
@@ -69,6 +71,7 @@ export class Allocator {
     for (const held of this.byIp.values()) if (!layout.settle(held)) orphaned.push(held);
     this.layout = layout;
     this.orphanCount = orphaned.length;
+    this.freeSince.configured(this.clock());
     return { orphaned };
   }
 
@@ -242,6 +245,14 @@ export class Allocator {
   }
 
   /** Whether an address is in the configuration (whatever its state). */
+  /**
+   * When a free configured address became free (ms since the epoch): released, or free since the
+   * configuration in force was applied. What galaxy's REST list shows as its `updateTime`.
+   */
+  freeSinceOf(ip: string): number {
+    return this.freeSince.of(this.layout.place(ip).address);
+  }
+
   isConfigured(ip: string): boolean {
     return this.layout.place(ip).space !== undefined;
   }
@@ -372,6 +383,7 @@ export class Allocator {
     if (held.space) held.space.take(held.ordinal, held.reserved);
     else this.orphanCount++;
     this.keyIndex.add(held);
+    this.freeSince.taken(held.ip);
     return held;
   }
 
@@ -380,6 +392,7 @@ export class Allocator {
     if (held.space) held.space.give(held.ordinal, held.reserved);
     else this.orphanCount--;
     this.keyIndex.remove(held);
+    this.freeSince.freed(held.ip, this.clock());
   }
 }
 
