@@ -18,6 +18,7 @@ import {
   heldForNode,
   kindOf,
   sharesAppAddresses,
+  usableHeld,
 } from '../ipam/index.js';
 import type { ClusterWorld } from '../kube/cluster-world.js';
 import type { EventRecorder } from '../kube/events.js';
@@ -256,7 +257,7 @@ export class Binder {
     const reused: (Allocation | undefined)[] =
       groups.length > 0
         ? this.allocator.matchHeld(key.text, groups)
-        : heldForNode(this.allocator, this.allocator.byKey(key.text), nodeSubnet);
+        : heldForNode(this.allocator, usableHeld(this.allocator, key), nodeSubnet);
     const held = reused.filter((a): a is Allocation => a !== undefined);
     for (const a of held) {
       // a same-named pod was re-created before the old one's deletion was seen

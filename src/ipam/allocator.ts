@@ -302,10 +302,10 @@ export class Allocator {
 
   /**
    * Which of the key's addresses already satisfy which groups: a distinct address per group where
-   * possible. Without groups, every address the key holds.
+   * possible. A reserved address is nobody's to use, whatever its key.
    */
   matchHeld(key: string, groups: readonly RangeGroup[]): (Allocation | undefined)[] {
-    const held = this.keyIndex.byKey(key);
+    const held = this.keyIndex.byKey(key).filter((h) => !h.reserved);
     return matchDistinct(
       groups.map((group) => held.filter((h) => h.inGroup(group))),
       (h) => h.ip,

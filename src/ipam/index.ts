@@ -70,5 +70,6 @@ export {
   sharesAppAddresses,
   subnetsServingAll,
   subnetsServingAny,
+  usableHeld,
 } from './placement.js';
 export { type ReleaseAction, type WorkloadFacts, decideRelease } from './release-decision.js';

@@ -107,6 +107,13 @@ export function checkAppLimit(allocator: Allocator, limit: AppLimit, key: Alloca
 export const parkedFor = (allocator: Allocator, key: AllocationKey): Allocation[] =>
   allocator.byKey(key.poolPrefix).filter((a) => !a.reserved);
 
+/**
+ * The addresses a pod's key holds that it can use: a reserved one is an operator's, whatever key
+ * it names (galaxy would hand it to that pod; floatip hands a reserved address to nobody).
+ */
+export const usableHeld = (allocator: Allocator, key: AllocationKey): Allocation[] =>
+  allocator.byKey(key.text).filter((a) => !a.reserved);
+
 /** Node subnets where every one of these addresses can be used. */
 export const subnetsServingAll = (allocator: Allocator, held: readonly Allocation[]): Set<string> =>
   intersection(held.map((a) => new Set(allocator.nodeSubnetsServing(a.ip))));
@@ -179,7 +186,7 @@ export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set
     unmatched = groups.filter((_, i) => matched[i] === undefined);
     if (unmatched.length === 0) return pinned ?? new Set();
   } else {
-    const held = allocator.byKey(key.text);
+    const held = usableHeld(allocator, key);
     if (held.length > 0) {
       const serving = subnetsServingHeld(allocator, held);
       const outside = held.filter((a) => !allocator.isConfigured(a.ip)).map((a) => a.ip);
@@ -220,7 +227,7 @@ export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set
  * where prioritize scores highest.
  */
 export function homeSubnets(allocator: Allocator, key: AllocationKey, policy: ReleasePolicy): Set<string> {
-  const held = allocator.byKey(key.text);
+  const held = usableHeld(allocator, key);
   if (held.length > 0) return subnetsServingHeld(allocator, held);
   if (sharesAppAddresses(key, policy)) return subnetsServingAny(allocator, parkedFor(allocator, key));
   return new Set();
