@@ -2,6 +2,7 @@
 // time of this ip"): the moment it was released, or, for one not released since, the moment the
 // configuration in force was applied (galaxy stamps every free address then; its TestConfigurePool
 // checks it). Never Go's zero time for a configured address.
+import { eventually } from './helpers.js';
 import { World } from './world.js';
 
 const CONFIG = [
@@ -71,10 +72,7 @@ test('a free address is stamped when the configuration is applied, then when it 
     });
   });
   let edited: Item[] = [];
-  for (let i = 0; i < 500 && edited.length !== 5; i++) {
-    edited = await list();
-    if (edited.length !== 5) await new Promise((r) => setTimeout(r, 20));
-  }
+  await eventually('the new configuration in the list', async () => (edited = await list()).length === 5);
   expect(edited.map((i) => i.ip)).toEqual([
     '10.0.100.2',
     '10.0.100.3',
