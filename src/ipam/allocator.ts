@@ -244,7 +244,6 @@ export class Allocator {
     return this.layout.freeFor(nodeSubnet);
   }
 
-  /** Whether an address is in the configuration (whatever its state). */
   /**
    * When a free configured address became free (ms since the epoch): released, or free since the
    * configuration in force was applied. What galaxy's REST list shows as its `updateTime`.
@@ -253,6 +252,7 @@ export class Allocator {
     return this.freeSince.of(this.layout.place(ip).address);
   }
 
+  /** Whether an address is in the configuration (whatever its state). */
   isConfigured(ip: string): boolean {
     return this.layout.place(ip).space !== undefined;
   }

@@ -3,15 +3,18 @@
 // released since, the moment the configuration in force was applied (galaxy rebuilds its table of
 // free addresses then, every one stamped with that time). Only released addresses are recorded,
 // and an address leaves the record when it is taken again, so the record never outgrows the
-// addresses that have been allocated; a new configuration starts it afresh.
+// addresses that have been allocated; a new configuration starts it afresh. The lowest free
+// address is taken and released over and over, hence the churn-safe map.
+import { ChurnSafeMap } from './churn-safe-map.js';
+
 export class FreeSince {
   private configuredAt = 0;
-  private readonly released = new Map<string, number>();
+  private released = new ChurnSafeMap<string, number>();
 
   /** A configuration was applied at `now`: every free address is free since then. */
   configured(now: number): void {
     this.configuredAt = now;
-    this.released.clear();
+    this.released = new ChurnSafeMap();
   }
 
   /** `ip` (canonical) was freed at `now`. */
