@@ -218,21 +218,13 @@ test('100,000 allocations: a page of the unfiltered list and of a filter that se
   for (let i = 0; i < 100_000; i++) {
     a.allocate({ key: `sts_ns${i % 100}_app_app-${i}`, nodeSubnet: '10.0.1.0/24', attrs: attrs() });
   }
-  const timed = async (what: () => Promise<IPPage>) => {
-    const t0 = performance.now();
-    const page = await what();
-    return { page, ms: performance.now() - t0 };
-  };
-  const unfiltered = await timed(() => listIPs(a, none, 500, 10, parseSort('')));
-  expect(ips(unfiltered.page)[0]).toBe('10.1.19.136');
-  const everyKey = await timed(() => listIPs(a, { ...none, keyword: 'app' }, 0, 10, parseSort('ip desc')));
-  expect(everyKey.page.window.totalElements).toBe(100_000n);
-  const byNamespace = await timed(() =>
-    listIPs(a, { ...none, namespace: 'ns7' }, 3, 10, parseSort('podname')),
-  );
-  expect(byNamespace.page.window.totalElements).toBe(1000n);
-  // generous bounds: they catch an accidental quadratic, not a slow machine
-  expect(unfiltered.ms).toBeLessThan(50);
-  expect(everyKey.ms).toBeLessThan(2000);
-  expect(byNamespace.ms).toBeLessThan(2000);
+  // no time is asserted (a loaded machine is no defect; `npm run bench rest` measures): an
+  // accidental quadratic over 100,000 items would outlast jest's timeout instead
+  const unfiltered = await listIPs(a, none, 500, 10, parseSort(''));
+  expect(ips(unfiltered)[0]).toBe('10.1.19.136');
+  const everyKey = await listIPs(a, { ...none, keyword: 'app' }, 0, 10, parseSort('ip desc'));
+  expect(everyKey.window.totalElements).toBe(100_000n);
+  expect(ips(everyKey)[0]).toBe('10.2.134.159');
+  const byNamespace = await listIPs(a, { ...none, namespace: 'ns7' }, 3, 10, parseSort('podname'));
+  expect(byNamespace.window.totalElements).toBe(1000n);
 });
