@@ -3,7 +3,14 @@
 // in its own wire format, capitalised keys) and the controllers (pods with owner references).
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { type RestDeps, restApp } from '../../src/api/index.js';
 import { type ApiServerOptions, type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../../src/cni/args.js';
@@ -24,6 +31,8 @@ export interface WorldOptions {
   readonly clock?: () => number;
   /** Tokens and grants of the API server; floatip then runs with --api-auth=kubernetes. */
   readonly auth?: ApiServerOptions['auth'];
+  /** How floatip reaches the API server (a proxy in front of it); the server's own kubeconfig if not given. */
+  readonly floatipKubeConfig?: (server: EmbeddedApiServer) => Promise<KubeConfig>;
 }
 
 export interface PodSpec {
@@ -48,6 +57,7 @@ export class World {
     readonly server: EmbeddedApiServer,
     public floatip: Floatip,
     private readonly options: WorldOptions,
+    private readonly floatipKubeConfig: KubeConfig,
   ) {
     const kc = server.kubeConfig();
     this.core = kc.makeApiClient(CoreV1Api);
@@ -64,7 +74,8 @@ export class World {
     });
     try {
       await World.prepare(server, options);
-      return new World(server, await World.floatip(server, options), options);
+      const kubeConfig = (await options.floatipKubeConfig?.(server)) ?? server.kubeConfig();
+      return new World(server, await World.floatip(kubeConfig, options), options, kubeConfig);
     } catch (err) {
       await server.close();
       throw err;
@@ -85,9 +96,9 @@ export class World {
     });
   }
 
-  private static floatip(server: EmbeddedApiServer, options: WorldOptions): Promise<Floatip> {
+  private static floatip(kubeConfig: KubeConfig, options: WorldOptions): Promise<Floatip> {
     return startFloatip({
-      kubeConfig: server.kubeConfig(),
+      kubeConfig,
       galaxy: { ...GALAXY_DEFAULTS, ...options.galaxy },
       resource: DEFAULT_RESOURCE,
       poolNamespace: 'kube-system',
@@ -108,7 +119,7 @@ export class World {
   async restartFloatip(meanwhile: () => Promise<void> = async () => undefined): Promise<void> {
     await this.floatip.close();
     await meanwhile();
-    this.floatip = await World.floatip(this.server, this.options);
+    this.floatip = await World.floatip(this.floatipKubeConfig, this.options);
   }
 
   async stop(): Promise<void> {
