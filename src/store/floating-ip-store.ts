@@ -192,8 +192,12 @@ export class FloatingIPStore {
           this.guard();
           await this.api.delete(objectNameOf(current.ip), known !== undefined ? String(known) : undefined);
         } catch (err) {
-          if (!isNotFound(err)) {
-            await this.reread(current.ip, err);
+          // a delete whose answer was lost (the connection reset after the API server applied it)
+          // is done all the same: the object read back gone is the release made, as a 404 is
+          if (
+            !isNotFound(err) &&
+            !((await this.reread(current.ip, err)) && !this.allocator.get(current.ip))
+          ) {
             if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
             throw this.refusal(err, current.ip);
           }
