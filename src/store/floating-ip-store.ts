@@ -47,6 +47,24 @@ export class StaleDecisionError extends Error {
   }
 }
 
+/**
+ * Allocating for a key found an object already recording one of the chosen addresses for that key
+ * and pod: a create of an earlier attempt that landed after it was given up on. Retry: the key
+ * holds it now, and the next attempt reuses it.
+ */
+export class LateCreateError extends Error {
+  readonly kind = 'conflict';
+
+  constructor(
+    readonly ip: string,
+    readonly key: string,
+  ) {
+    super(
+      `${ip} is already recorded for ${key} by an earlier attempt whose create was not answered; the next attempt uses it`,
+    );
+  }
+}
+
 /** What the store reports: what following the objects finds, and the writes' conflicts. */
 export interface StoreObserver extends FollowObserver {
   /** A write that failed because someone else changed the object first. */
@@ -102,7 +120,15 @@ export class FloatingIPStore {
         await this.createAll(chosen, timeLeft);
         return chosen;
       } catch (err) {
-        if (err instanceof AlreadyAllocatedError && attempt < ALLOCATE_ATTEMPTS) continue;
+        if (!(err instanceof AlreadyAllocatedError)) throw err;
+        const holder = this.allocator.get(err.ip);
+        // the object is this very pod's: an earlier create for it whose answer never came has
+        // landed. Another address would leave the owner holding two of a family, one unused for as
+        // long as the key lives; the caller's next try reuses this one instead.
+        if (request.attrs.podUid && holder?.key === request.key && holder.podUid === request.attrs.podUid) {
+          throw new LateCreateError(err.ip, request.key);
+        }
+        if (attempt < ALLOCATE_ATTEMPTS) continue;
         throw err;
       }
     }

@@ -119,3 +119,21 @@ test('AL-5 immutable: a park and an unpark applied but not answered leave the ad
   expect(await world.addressesOf(c.metadata!.name!)).toEqual(a);
   expect(world.held('dp_ns1_app_')).toEqual([]);
 });
+
+test('AL-6 a create that lands after its bind gave up, unseen by floatip when the retry allocates: the pod ends with that address, not a second one of its family', async () => {
+  const pod = await world.pod(sts('web-0', 'never'));
+  world.server.faults.delayNext({ verb: 'create', resource: 'floatingips', name: 'fd00-100--10' }, 4600);
+  expect(await world.bind(pod, 'a1')).toMatch(/"fd00-100--10": no answer within/);
+  // floatip's FloatingIP watch is away (re-established 3 s late) while the late create lands
+  world.server.faults.delayNext({ verb: 'watch', resource: 'floatingips' }, 3000);
+  world.server.faults.dropWatches();
+  await new Promise((r) => setTimeout(r, 1200));
+  expect(await world.bind(pod, 'a1')).toBe(
+    'fd00:100::10 is already recorded for sts_ns1_web_web-0 by an earlier attempt whose create was not answered; the next attempt uses it',
+  );
+  expect(await world.bind(pod, 'a1')).toBe('');
+  expect(await world.addressesOf('web-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
+  // nothing more is kept for the pod (never: it would be kept for ever) once the watch is back
+  await new Promise((r) => setTimeout(r, 2500));
+  expect(world.held('sts_ns1_web_web-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
+}, 20_000);
