@@ -272,7 +272,11 @@ export class FloatingIPStore {
           const outcome = outcomes[i]!;
           if (outcome.status === 'fulfilled') {
             try {
-              // undoing our own create is allowed even after leadership is lost: it only removes what we added
+              // only while leading: once the Lease is lost, the next leader may have bound the pod
+              // with this very object, reused as it was (same key and pod UID, so its version is
+              // unchanged and the precondition would not stop the delete). Left, the object names
+              // the pod: its next bind reuses it, its deletion releases it by its policy.
+              this.guard();
               await this.api.delete(objectNameOf(a.ip), String(outcome.value), within());
             } catch (err) {
               // the object stays, so memory keeps it for its key, which can use it or release it later
