@@ -335,7 +335,10 @@ export class FloatingIPStore {
         this.guard();
         written = await this.api.patch(objectNameOf(ip), patch);
       } catch (err) {
-        await this.reread(ip, err);
+        const now = (await this.reread(ip, err)) ? this.allocator.get(ip) : undefined;
+        // a patch whose answer was lost (the connection reset after the API server applied it) is
+        // done all the same: the object read back as planned is the change made
+        if (now && sameHolding(now, planned)) return now;
         if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
         throw this.refusal(err, ip);
       }
@@ -377,3 +380,7 @@ export class FloatingIPStore {
     return err as Error;
   }
 }
+
+/** Whether two records of an address give it to the same owner on the same terms. */
+const sameHolding = (a: Allocation, b: Allocation): boolean =>
+  a.key === b.key && a.podUid === b.podUid && a.nodeName === b.nodeName && a.policy === b.policy;

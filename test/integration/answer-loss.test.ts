@@ -1,6 +1,8 @@
 // Writes the API server applied but whose answer floatip never got (the connection reset after the
 // commit): floatip must end where the API server is, with nothing lost, doubled or left unaudited.
+import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { AnswerLossProxy } from './answer-loss-proxy.js';
+import { eventually } from './helpers.js';
 import { World } from './world.js';
 
 const A = '10.0.1.0/24';
@@ -101,7 +103,7 @@ test('AL-4 a binding applied but not answered: read back, the bind succeeds with
   expect(world.held('sts_ns1_web_web-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
 });
 
-test('AL-5 immutable: a park and an unpark applied but not answered leave the address where the API server has it, and the retry gets it', async () => {
+test('AL-5 immutable: a park and an unpark applied but not answered are done: the address is parked, then the new pod binds with it at once', async () => {
   await world.deployment('app', 2);
   const a = await running(dp('app', 'a', 'immutable'));
   await running(dp('app', 'b', 'immutable'));
@@ -112,12 +114,14 @@ test('AL-5 immutable: a park and an unpark applied but not answered leave the ad
   expect(world.held('dp_ns1_app_')).toEqual(a);
   const unparked = proxy.loseNextAnswer('PATCH', FIP);
   const c = await world.pod(dp('app', 'c', 'immutable'));
-  expect(await world.bind(c, 'a1')).toMatch(/^patch floatingips\.galaxy\.k8s\.io "10\.0\.100\.10": /);
-  await unparked;
-  expect(world.held(`dp_ns1_app_${c.metadata!.name}`)).toEqual(['10.0.100.10']);
   expect(await world.bind(c, 'a1')).toBe('');
+  await unparked;
   expect(await world.addressesOf(c.metadata!.name!)).toEqual(a);
   expect(world.held('dp_ns1_app_')).toEqual([]);
+  const parks = (await (await fetch(`${world.floatip.apiUrl}/metrics`)).text())
+    .split('\n')
+    .filter((l) => l.startsWith('floatip_releases_total{') && l.includes('action="park"'));
+  expect(parks).toEqual([expect.stringMatching(/ 2$/)]);
 });
 
 test('AL-6 a create that lands after its bind gave up, unseen by floatip when the retry allocates: the pod ends with that address, not a second one of its family', async () => {
@@ -137,3 +141,21 @@ test('AL-6 a create that lands after its bind gave up, unseen by floatip when th
   await new Promise((r) => setTimeout(r, 2500));
   expect(world.held('sts_ns1_web_web-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
 }, 20_000);
+
+test('AL-7 a pod refused for its app’s limit is sent back when the app parks an address, though the park’s answers were lost', async () => {
+  await world.deployment('app', 1);
+  await running(dp('app', 'a', 'immutable'));
+  const c = await world.pod(dp('app', 'c', 'immutable'));
+  expect(await world.bind(c, 'a1')).toMatch(/wait for releasing/);
+  const parked = [proxy.loseNextAnswer('PATCH', FIP), proxy.loseNextAnswer('PATCH', FIP)];
+  await world.deletePod(dp('app', 'a').name);
+  await Promise.all(parked);
+  await world.settle();
+  expect(world.held('dp_ns1_app_')).toEqual(['10.0.100.10', 'fd00:100::10']);
+  await eventually(
+    'the refused pod to be touched',
+    async () =>
+      (await world.readPod(c.metadata!.name!)).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined,
+  );
+  expect(await world.bind(c, 'a1')).toBe('');
+});
