@@ -9,6 +9,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 interface Loss {
   readonly method: string;
   readonly path: RegExp;
+  /** Held: never forwarded (until the proxy is severed), instead of applied and its answer lost. */
+  readonly hold?: boolean;
   readonly fired: () => void;
 }
 
@@ -17,17 +19,25 @@ export class AnswerLossProxy {
     private readonly server: Server,
     readonly url: string,
     private readonly losses: Loss[],
-    /** "METHOD path" of every answer lost so far. */
+    /** "METHOD path" of every answer lost (or request held) so far. */
     readonly lost: string[],
+    private readonly severed: { is: boolean },
   ) {}
 
   static async start(upstream: string): Promise<AnswerLossProxy> {
     const target = new URL(upstream);
     const losses: Loss[] = [];
     const lost: string[] = [];
+    const severed = { is: false };
     const server = createServer((req, res) => {
       void readBody(req).then((body) => {
+        // severed: floatip's process is gone as far as the API server can tell
+        if (severed.is) return req.socket.destroy();
         const loss = takeLoss(losses, req);
+        if (loss?.hold) {
+          lost.push(`${req.method} ${req.url} (held)`);
+          return loss.fired();
+        }
         const up = request(
           {
             host: target.hostname,
@@ -63,7 +73,7 @@ export class AnswerLossProxy {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return new AnswerLossProxy(server, url, losses, lost);
+    return new AnswerLossProxy(server, url, losses, lost, severed);
   }
 
   /**
@@ -72,6 +82,20 @@ export class AnswerLossProxy {
    */
   loseNextAnswer(method: string, path: RegExp): Promise<void> {
     return new Promise((fired) => this.losses.push({ method, path, fired }));
+  }
+
+  /** The next request as `loseNextAnswer` picks it is held, never to reach the API server; resolves once held. */
+  holdNext(method: string, path: RegExp): Promise<void> {
+    return new Promise((fired) => this.losses.push({ method, path, hold: true, fired }));
+  }
+
+  /**
+   * Plays floatip's process being SIGKILLed, as the API server sees it: every connection is reset
+   * (held requests included, which never land) and nothing sent afterwards is forwarded.
+   */
+  sever(): void {
+    this.severed.is = true;
+    this.server.closeAllConnections();
   }
 
   /** A kubeconfig that reaches the API server through this proxy. */

@@ -31,7 +31,10 @@ export interface WorldOptions {
   readonly clock?: () => number;
   /** Tokens and grants of the API server; floatip then runs with --api-auth=kubernetes. */
   readonly auth?: ApiServerOptions['auth'];
-  /** How floatip reaches the API server (a proxy in front of it); the server's own kubeconfig if not given. */
+  /**
+   * How floatip reaches the API server (a proxy in front of it), asked at every start of floatip;
+   * the server's own kubeconfig if not given.
+   */
   readonly floatipKubeConfig?: (server: EmbeddedApiServer) => Promise<KubeConfig>;
 }
 
@@ -57,7 +60,6 @@ export class World {
     readonly server: EmbeddedApiServer,
     public floatip: Floatip,
     private readonly options: WorldOptions,
-    private readonly floatipKubeConfig: KubeConfig,
   ) {
     const kc = server.kubeConfig();
     this.core = kc.makeApiClient(CoreV1Api);
@@ -74,8 +76,7 @@ export class World {
     });
     try {
       await World.prepare(server, options);
-      const kubeConfig = (await options.floatipKubeConfig?.(server)) ?? server.kubeConfig();
-      return new World(server, await World.floatip(kubeConfig, options), options, kubeConfig);
+      return new World(server, await World.floatip(server, options), options);
     } catch (err) {
       await server.close();
       throw err;
@@ -96,7 +97,8 @@ export class World {
     });
   }
 
-  private static floatip(kubeConfig: KubeConfig, options: WorldOptions): Promise<Floatip> {
+  private static async floatip(server: EmbeddedApiServer, options: WorldOptions): Promise<Floatip> {
+    const kubeConfig = (await options.floatipKubeConfig?.(server)) ?? server.kubeConfig();
     return startFloatip({
       kubeConfig,
       galaxy: { ...GALAXY_DEFAULTS, ...options.galaxy },
@@ -119,7 +121,7 @@ export class World {
   async restartFloatip(meanwhile: () => Promise<void> = async () => undefined): Promise<void> {
     await this.floatip.close();
     await meanwhile();
-    this.floatip = await World.floatip(this.floatipKubeConfig, this.options);
+    this.floatip = await World.floatip(this.server, this.options);
   }
 
   async stop(): Promise<void> {
