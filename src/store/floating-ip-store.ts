@@ -214,8 +214,9 @@ export class FloatingIPStore {
         this.checkDecision(ip, decidedAt);
         const current = this.allocator.checkOwner(ip, expected);
         const known = this.versions.get(current.ip);
+        // outside the try: a replica that does not lead sends nothing, so it has nothing to read back
+        this.guard();
         try {
-          this.guard();
           await this.api.delete(objectNameOf(current.ip), known !== undefined ? String(known) : undefined);
         } catch (err) {
           // a delete whose answer was lost (the connection reset after the API server applied it)
@@ -331,8 +332,8 @@ export class FloatingIPStore {
         spec: toFloatingIPObject(planned).spec,
       };
       let written: unknown;
+      this.guard();
       try {
-        this.guard();
         written = await this.api.patch(objectNameOf(ip), patch);
       } catch (err) {
         const now = (await this.reread(ip, err)) ? this.allocator.get(ip) : undefined;
