@@ -128,19 +128,32 @@ test('AL-6 a create that lands after its bind gave up, unseen by floatip when th
   const pod = await world.pod(sts('web-0', 'never'));
   world.server.faults.delayNext({ verb: 'create', resource: 'floatingips', name: 'fd00-100--10' }, 4600);
   expect(await world.bind(pod, 'a1')).toMatch(/"fd00-100--10": no answer within/);
-  // floatip's FloatingIP watch is away (re-established 3 s late) while the late create lands
-  world.server.faults.delayNext({ verb: 'watch', resource: 'floatingips' }, 3000);
+  // floatip's FloatingIP watch is away (re-established 8 s late) while the late create lands
+  world.server.faults.delayNext({ verb: 'watch', resource: 'floatingips' }, 8000);
   world.server.faults.dropWatches();
-  await new Promise((r) => setTimeout(r, 1200));
+  await eventually('the late create to land', async () => {
+    const objects = (await world.custom.listClusterCustomObject({
+      group: 'galaxy.k8s.io',
+      version: 'v1alpha1',
+      plural: 'floatingips',
+    })) as { items: { metadata: { name: string } }[] };
+    return objects.items.some((o) => o.metadata.name === 'fd00-100--10');
+  });
+  expect(world.floatip.allocator.get('fd00:100::10')).toBeUndefined();
   expect(await world.bind(pod, 'a1')).toBe(
     'fd00:100::10 is already recorded for sts_ns1_web_web-0 by an earlier attempt whose create was not answered; the next attempt uses it',
   );
   expect(await world.bind(pod, 'a1')).toBe('');
   expect(await world.addressesOf('web-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
   // nothing more is kept for the pod (never: it would be kept for ever) once the watch is back
-  await new Promise((r) => setTimeout(r, 2500));
+  await world.createFloatingIP('10.0.100.40', { key: 'pool__marker_' });
+  await eventually(
+    'floatip’s watch to be back',
+    async () => world.floatip.allocator.get('10.0.100.40') !== undefined,
+    20_000,
+  );
   expect(world.held('sts_ns1_web_web-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
-}, 20_000);
+}, 40_000);
 
 test('AL-7 a pod refused for its app’s limit is sent back when the app parks an address, though the park’s answers were lost', async () => {
   await world.deployment('app', 1);
