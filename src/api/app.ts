@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { PoolStore } from '../store/pool-store.js';
 import { ApiError, sendError } from './envelope.js';
+import { jsonBody } from './json-body.js';
 import type { RecentEvents } from './recent-events.js';
 import { UsageHistory } from './usage-history.js';
 import { describeFinding, isValidationFinding, openApiDocument, requestValidator } from './openapi.js';
@@ -41,8 +42,8 @@ export interface RestDeps {
   readonly metrics?: RequestHandler;
   /** Check every answer against the OpenAPI document too (tests). */
   readonly validateResponses?: boolean;
-  /** The largest request body (default REST_BODY_LIMIT). */
-  readonly bodyLimit?: string;
+  /** The largest request body in bytes, once inflated (default REST_BODY_LIMIT). */
+  readonly bodyLimitBytes?: number;
   /** After an address of this key was released through the API. */
   readonly released?: (key: string) => void;
   /** What GET /v1/dashboard shows beyond the allocator: the Events kept, the usage history, --parked-ip-ttl. */
@@ -63,7 +64,7 @@ export interface RestDeps {
  * characters long. Parsing is synchronous, so the limit also bounds how long one body holds the
  * event loop the extender shares.
  */
-export const REST_BODY_LIMIT = '5mb';
+export const REST_BODY_LIMIT = 5 * 2 ** 20;
 
 export function restApp(deps: RestDeps): express.Express {
   const { log } = deps;
@@ -93,7 +94,7 @@ export function restApp(deps: RestDeps): express.Express {
   // who asks is known before anything of theirs is read: an unauthenticated caller cannot make
   // floatip parse and validate megabytes
   if (deps.authenticate) app.use(deps.authenticate);
-  app.use(express.json({ limit: deps.bodyLimit ?? REST_BODY_LIMIT }));
+  app.use(jsonBody(deps.bodyLimitBytes ?? REST_BODY_LIMIT));
   app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
   const serving = deps.serving;
   if (serving) {

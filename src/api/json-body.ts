@@ -1,0 +1,49 @@
+// The REST API's JSON bodies: express.json (body-parser: charsets, Content-Encoding, the limit once
+// inflated), with a body over the limit answered 413 as soon as it is known to be, and the
+// connection closed. body-parser alone answers only after it has read the refused body off the
+// connection to its end: a caller announcing gigabytes, or streaming without end, held its request
+// (and floatip's reading of it) until it chose to stop, with no answer.
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { ApiError } from './envelope.js';
+
+/**
+ * The most bytes an encoded body may take on the wire for a limit on its inflated size: deflate's
+ * worst case (zlib's deflateBound, stored blocks) plus a gzip header and trailer, with room to spare.
+ */
+const wireLimitOf = (limit: number, encoded: boolean) =>
+  encoded ? limit + Math.ceil(limit / 1024) + 1024 : limit;
+
+function tooLarge(res: Response, limit: number): ApiError {
+  // what follows on the connection is the rest of a body nobody will read: nothing to keep it for
+  res.setHeader('Connection', 'close');
+  return new ApiError(413, `the request body is over ${limit} bytes`);
+}
+
+/** express.json with `limitBytes`, which refuses an oversized body without reading the rest of it. */
+export function jsonBody(limitBytes: number): RequestHandler {
+  const parse = express.json({ limit: limitBytes });
+  return (req: Request, res: Response, next: NextFunction) => {
+    const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');
+    // announced too large: refused before a byte of it is read
+    if (Number(req.headers['content-length']) > wireLimit) return next(tooLarge(res, limitBytes));
+    let refused = false;
+    let settled = false;
+    let seen = 0;
+    const watch = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen <= wireLimit || refused) return;
+      refused = true;
+      req.off('data', watch);
+      next(tooLarge(res, limitBytes));
+    };
+    parse(req, res, (err?: unknown) => {
+      settled = true;
+      req.off('data', watch);
+      // the parser's own word comes once the connection is gone: the 413 has been answered
+      if (!refused) next(err);
+    });
+    // the parser reads the body in flowing mode by now: this only counts the same chunks
+    if (!settled) req.on('data', watch);
+  };
+}

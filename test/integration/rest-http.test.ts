@@ -1,0 +1,108 @@
+// The REST API against hostile HTTP, below the JSON: bodies over the limit, announced or streamed
+// without end, sent over a raw socket as a fuzzer sends them. Each request's answer must come while
+// the caller is still sending, not once it stops.
+import { connect } from 'node:net';
+import { World } from './world.js';
+
+const CONFIG = [
+  {
+    nodeSubnets: ['10.0.1.0/24'],
+    ips: ['10.0.100.2~10.0.100.20'],
+    subnet: '10.0.100.0/24',
+    gateway: '10.0.100.1',
+  },
+];
+const LIMIT = 5 * 2 ** 20;
+
+let world: World;
+beforeEach(async () => {
+  world = await World.start({ config: CONFIG });
+});
+afterEach(async () => {
+  await world.expectConsistent();
+  await world.stop();
+});
+
+interface Exchange {
+  /** The whole answer once the server closed the connection, or what came by `waitMs`. */
+  readonly answer: Promise<string>;
+  readonly write: (data: string | Buffer) => void;
+  readonly closed: () => boolean;
+}
+
+/** A connection to the REST port that writes `head` at once and gives up after `waitMs`. */
+function open(head: string, waitMs: number): Exchange {
+  const url = new URL(world.floatip.apiUrl);
+  const socket = connect(Number(url.port), url.hostname);
+  socket.on('error', () => undefined);
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+  const answer = new Promise<string>((resolve) => {
+    const timer = setTimeout(() => (socket.destroy(), resolve(text)), waitMs);
+    socket.on('close', () => (clearTimeout(timer), resolve(text)));
+  });
+  socket.write(head);
+  return { answer, write: (data) => socket.writable && socket.write(data), closed: () => socket.destroyed };
+}
+
+const TOO_LARGE = JSON.stringify({
+  code: 413,
+  message: `request entity too large: the request body is over ${LIMIT} bytes`,
+});
+
+test('R1 a body announced at 1 GiB is a 413 before any of it is sent, and the connection closes', async () => {
+  const exchange = open(
+    'POST /v1/ip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${2 ** 30}\r\n\r\n{"ips":[`,
+    5_000,
+  );
+  const answer = await exchange.answer;
+  expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+  expect(answer.endsWith(`\r\n\r\n${TOO_LARGE}`)).toBe(true);
+});
+
+test('R2 a chunked body streamed past 5 MiB is a 413 while it still streams, and the connection closes', async () => {
+  const exchange = open(
+    'POST /v1/pool HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    10_000,
+  );
+  // 1 MiB of JSON whitespace every 100 ms, with no end: only the limit can end it
+  const chunk = Buffer.alloc(2 ** 20, 0x20);
+  const streaming = setInterval(() => {
+    exchange.write(`${chunk.length.toString(16)}\r\n`);
+    exchange.write(chunk);
+    exchange.write('\r\n');
+  }, 100);
+  try {
+    const answer = await exchange.answer;
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.endsWith(`\r\n\r\n${TOO_LARGE}`)).toBe(true);
+    // the server ended the connection, not the test's patience
+    expect(exchange.closed()).toBe(true);
+  } finally {
+    clearInterval(streaming);
+  }
+});
+
+test('R3 a gzip body is held to 5 MiB once inflated, and one near the limit still counts as a request', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const post = (body: Buffer) => {
+    const exchange = open(
+      'POST /v1/ip?dryRun=true HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n' +
+        `Content-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`,
+      10_000,
+    );
+    exchange.write(body);
+    return exchange.answer;
+  };
+  // 4 MiB of whitespace around an empty release: well under the limit once inflated
+  const fits = gzipSync(
+    Buffer.concat([Buffer.from('{"ips":[]'), Buffer.alloc(4 * 2 ** 20, 0x20), Buffer.from('}')]),
+  );
+  expect(await post(fits)).toMatch(
+    /^HTTP\/1\.1 200 [^]*\r\n\r\n\{"code":200,"message":"dry run: would release 0 ips"/,
+  );
+  const bomb = gzipSync(Buffer.alloc(6 * 2 ** 20, 0x20));
+  expect((await post(bomb)).endsWith(`\r\n\r\n${TOO_LARGE}`)).toBe(true);
+});
