@@ -224,8 +224,17 @@ describe('13.16 a refused bind decides before it writes', () => {
     expect(await bind('..', 'ns1', 'a1')).toEqual({
       Error: 'failed to find pod .._ns1: pod "ns1" not found',
     });
+    // a lone surrogate (JSON's "\ud800") has no UTF-8 form: no pod, namespace or node has it, and
+    // it is not the API server failing (it read `get pod ns1/p\ud800: URI malformed`, logged as
+    // transient)
+    expect(await bind('ns1', 'p\ud800', 'a1')).toEqual({
+      Error: 'failed to find pod ns1_p\ud800: pod "p\ud800" not found',
+    });
+    expect(await bind('ns1\udc00', 'p1', 'a1')).toEqual({
+      Error: 'failed to find pod ns1\udc00_p1: pod "p1" not found',
+    });
     // nodes/.. is the API's root, nodes/. the node list
-    for (const node of ['..', '.'])
+    for (const node of ['..', '.', 'a1\ud800'])
       expect(await bind('ns1', 'p1', node, pod.metadata!.uid!)).toEqual({
         Error: `nodes "${node}" not found`,
       });
