@@ -15,6 +15,19 @@ export interface InvolvedObject {
 
 export type EventType = 'Normal' | 'Warning';
 
+/**
+ * The most characters of an Event's message: a failure's text can carry a caller's names (a bind
+ * to a node named by 60,000 characters), and an Event is stored, listed and shown by `kubectl
+ * describe`. events.k8s.io holds its note to 1,024 bytes; core/v1 does not check, so floatip does.
+ */
+export const EVENT_MESSAGE_LIMIT = 4096;
+
+/** `message`, or its start and its length when it is over EVENT_MESSAGE_LIMIT. */
+export const eventMessage = (message: string): string =>
+  message.length <= EVENT_MESSAGE_LIMIT
+    ? message
+    : `${message.slice(0, EVENT_MESSAGE_LIMIT)}... (${message.length} characters)`;
+
 export interface EventRecorder {
   record(object: InvolvedObject, type: EventType, reason: string, message: string): void;
 }
@@ -48,7 +61,7 @@ export class KubeEventRecorder implements EventRecorder {
           },
           type,
           reason,
-          message,
+          message: eventMessage(message),
           source: { component: COMPONENT },
           firstTimestamp: now,
           lastTimestamp: now,

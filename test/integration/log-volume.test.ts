@@ -1,20 +1,30 @@
-// What a caller can make floatip write to its log, on the real binary: names and annotations are
-// the caller's, and a line of the log must not grow with them (a bind's 64 KiB body made a 120 KB
-// line, a filter's pod with a megabyte request_ip_range a megabyte one, up to the 256 MiB limit).
-import { execFile, spawn } from 'node:child_process';
+// What a caller can make floatip write, on the real binary: names and annotations are the caller's,
+// and a line of the log or an Event must not grow with them (a bind's 64 KiB body made a 120 KB log
+// line and a 60 KB Event on the pod, a filter's pod with a megabyte request_ip_range a megabyte
+// line, up to the 256 MiB limit).
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { freePort } from '../harness/free-port.js';
-
-beforeAll(async () => {
-  await promisify(execFile)('npm', ['run', 'build', '--silent']);
-}, 120_000);
 
 /** Lines of the log longer than this are a caller's doing (the longest of start-up is under 1 KB). */
 const MOST = 16 * 1024;
 
-test('L1 names a caller sends in a bind, a filter and a release reach the log clipped, each line a few KB', async () => {
+let child: ChildProcess;
+let exited: Promise<unknown>;
+let stdout = '';
+let extender: string;
+let api: string;
+let kube: string;
+
+beforeAll(async () => {
+  await promisify(execFile)('npm', ['run', 'build', '--silent']);
   const [port, apiPort, embedded] = [await freePort(), await freePort(), await freePort()];
-  const child = spawn(
+  [extender, api, kube] = [port, apiPort, embedded].map((p) => `http://127.0.0.1:${p}`) as [
+    string,
+    string,
+    string,
+  ];
+  child = spawn(
     'node',
     [
       'dist/src/main.js',
@@ -26,63 +36,108 @@ test('L1 names a caller sends in a bind, a filter and a release reach the log cl
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let stdout = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  try {
-    for (let i = 0; !/^REST API: http/m.test(stdout); i++) {
-      if (i > 400) throw new Error(`floatip did not start:\n${stdout}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const post = (url: string, body: unknown) =>
-      fetch(url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      }).then(async (res) => [res.status, await res.text()] as const);
-    const big = 'x'.repeat(60_000);
-    const extender = `http://127.0.0.1:${port}/v1`;
-    // a pod name no pod can have, and a namespace
-    await post(`${extender}/bind`, {
-      PodName: big,
-      PodNamespace: 'default',
-      PodUID: 'u',
-      Node: 'demo-node-1',
-    });
-    await post(`${extender}/bind`, { PodName: 'p', PodNamespace: big, PodUID: 'u', Node: 'demo-node-1' });
-    // a pod whose request_ip_range is 2 MB of one range
-    const range = JSON.stringify({ request_ip_range: [['y'.repeat(2 * 2 ** 20)]] });
-    const pod = {
-      metadata: {
-        name: 'p',
-        namespace: 'default',
-        uid: 'u',
-        annotations: { 'k8s.v1.cni.galaxy.io/args': range },
-      },
-      spec: { containers: [{ name: 'a', resources: { limits: { 'tke.cloud.tencent.com/eni-ip': '1' } } }] },
-    };
-    const [status, answer] = await post(`${extender}/filter`, { Pod: pod, NodeNames: ['demo-node-1'] });
-    expect(status).toBe(200);
-    // the caller's own answer still says all of it
-    expect(answer.length).toBeGreaterThan(2 * 2 ** 20);
-    // a release naming a pod by three long names
-    const entry = { ip: '10.0.100.10', namespace: big, podName: big, appName: big, appType: 'NULL' };
-    expect((await post(`http://127.0.0.1:${apiPort}/v1/ip`, { ips: [entry] }))[0]).toBe(202);
-    await new Promise((r) => setTimeout(r, 500));
-  } finally {
-    child.kill('SIGTERM');
-    await exited;
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  exited = new Promise((resolve) => child.on('exit', resolve));
+  for (let i = 0; !/^REST API: http/m.test(stdout); i++) {
+    if (i > 400) throw new Error(`floatip did not start:\n${stdout}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
-  const lines = stdout.split('\n').filter((line) => line.startsWith('{'));
-  const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}, 120_000);
+
+afterAll(async () => {
+  child.kill('SIGTERM');
+  await exited;
+});
+
+const post = (url: string, body: unknown) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then(async (res) => [res.status, await res.text()] as const);
+
+const big = 'x'.repeat(60_000);
+
+test('L1 names a caller sends in a bind, a filter and a release reach the log clipped, each line a few KB', async () => {
+  const logged = stdout.length;
+  // a pod name no pod can have, and a namespace
+  await post(`${extender}/v1/bind`, {
+    PodName: big,
+    PodNamespace: 'default',
+    PodUID: 'u',
+    Node: 'demo-node-1',
+  });
+  await post(`${extender}/v1/bind`, { PodName: 'p', PodNamespace: big, PodUID: 'u', Node: 'demo-node-1' });
+  // a pod whose request_ip_range is 2 MB of one range
+  const range = JSON.stringify({ request_ip_range: [['y'.repeat(2 * 2 ** 20)]] });
+  const pod = {
+    metadata: {
+      name: 'p',
+      namespace: 'default',
+      uid: 'u',
+      annotations: { 'k8s.v1.cni.galaxy.io/args': range },
+    },
+    spec: { containers: [{ name: 'a', resources: { limits: { 'tke.cloud.tencent.com/eni-ip': '1' } } }] },
+  };
+  const [status, answer] = await post(`${extender}/v1/filter`, { Pod: pod, NodeNames: ['demo-node-1'] });
+  expect(status).toBe(200);
+  // the caller's own answer still says all of it
+  expect(answer.length).toBeGreaterThan(2 * 2 ** 20);
+  // a release naming a pod by three long names
+  const entry = { ip: '10.0.100.10', namespace: big, podName: big, appName: big, appType: 'NULL' };
+  expect((await post(`${api}/v1/ip`, { ips: [entry] }))[0]).toBe(202);
+  await new Promise((r) => setTimeout(r, 500));
+
+  const lines = stdout
+    .slice(logged)
+    .split('\n')
+    .filter((line) => line.startsWith('{'));
+  const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   // each of the four was logged, and says what it is about
-  expect(logged.filter((l) => l.msg === 'bind failed')).toHaveLength(2);
-  const filtered = logged.find((l) => l.msg === 'filter: no node can serve the pod');
+  expect(parsed.filter((l) => l.msg === 'bind failed')).toHaveLength(2);
+  const filtered = parsed.find((l) => l.msg === 'filter: no node can serve the pod');
   const err = String(filtered?.err);
   expect(err.length).toBeLessThan(5000);
   expect(err).toMatch(/^bad IPRange format "y{4000}.*\.\.\. \(\d+ characters\)$/);
-  expect(logged.some((l) => l.msg === 'release through POST /v1/ip answered')).toBe(true);
+  expect(parsed.some((l) => l.msg === 'release through POST /v1/ip answered')).toBe(true);
   expect(
     lines.filter((line) => line.length > MOST).map((line) => `${line.slice(0, 200)}... (${line.length})`),
   ).toEqual([]);
 }, 60_000);
+
+test('L2 a bind of a real pod to a node named by 60,000 characters leaves an Event of a few KB on the pod', async () => {
+  const created = await fetch(`${kube}/api/v1/namespaces/default/pods`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'l2', namespace: 'default' },
+      spec: {
+        containers: [
+          { name: 'a', image: 'x', resources: { limits: { 'tke.cloud.tencent.com/eni-ip': '1' } } },
+        ],
+      },
+    }),
+  });
+  expect(created.status).toBe(201);
+  const uid = ((await created.json()) as { metadata: { uid: string } }).metadata.uid;
+  const [, answer] = await post(`${extender}/v1/bind`, {
+    PodName: 'l2',
+    PodNamespace: 'default',
+    PodUID: uid,
+    Node: big,
+  });
+  // the caller is told in full
+  expect(answer).toContain(big);
+  type Events = { items: { involvedObject: { name: string }; message: string }[] };
+  let events: Events['items'] = [];
+  for (let i = 0; i < 100 && events.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    const list = (await (await fetch(`${kube}/api/v1/namespaces/default/events`)).json()) as Events;
+    events = list.items.filter((e) => e.involvedObject.name === 'l2');
+  }
+  expect(events).toHaveLength(1);
+  expect(events[0]!.message.length).toBeLessThan(5000);
+  expect(events[0]!.message).toMatch(/^node x{100}.*\.\.\. \(\d+ characters\)$/);
+}, 30_000);
