@@ -12,7 +12,7 @@ import {
 import { kubeError } from './api-error.js';
 import { JsonPost } from './json-post.js';
 import { checkPathSegment, isPathSegment } from './path-segment.js';
-import { ClusterPods, type PodLookup } from './pod-lookup.js';
+import { ClusterPods, MAX_NAME, type PodLookup } from './pod-lookup.js';
 import type { Reflector } from './reflector.js';
 
 export class ClusterWorld {
@@ -42,7 +42,7 @@ export class ClusterWorld {
   /** The node from the API server, or undefined when there is none. */
   async fetchNode(name: string): Promise<V1Node | undefined> {
     // no node has such a name, and in a URL it names something else (`nodes/..` is the API's root)
-    if (!isPathSegment(name)) return undefined;
+    if (!isPathSegment(name) || name.length > MAX_NAME) return undefined;
     try {
       return await this.core.readNode({ name });
     } catch (err) {

@@ -5,6 +5,10 @@ import { kubeError } from './custom-resources.js';
 import { isPathSegment } from './path-segment.js';
 import type { Reflector } from './reflector.js';
 
+/** A namespace is a DNS label, a pod's (and a node's) name a DNS subdomain: no longer than these. */
+export const MAX_NAMESPACE = 63;
+export const MAX_NAME = 253;
+
 export interface PodLookup {
   /** The pod as the cache has it, or undefined. */
   cached(namespace: string, name: string): V1Pod | undefined;
@@ -32,8 +36,10 @@ export class ClusterPods implements PodLookup {
   }
 
   async fetch(namespace: string, name: string): Promise<V1Pod | undefined> {
-    // no pod has such a name, and in a URL it names something else (`pods/..` is the namespace)
+    // no pod has such a name, and in a URL it names something else (`pods/..` is the namespace);
+    // nor one longer than Kubernetes allows, which the API server answered 431 (a transient failure)
     if (!isPathSegment(namespace) || !isPathSegment(name)) return undefined;
+    if (namespace.length > MAX_NAMESPACE || name.length > MAX_NAME) return undefined;
     try {
       return await this.core.readNamespacedPod({ namespace, name });
     } catch (err) {

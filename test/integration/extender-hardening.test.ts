@@ -233,6 +233,14 @@ describe('13.16 a refused bind decides before it writes', () => {
     expect(await bind('ns1\udc00', 'p1', 'a1')).toEqual({
       Error: 'failed to find pod ns1\udc00_p1: pod "p1" not found',
     });
+    // longer than Kubernetes allows: no such pod, not the API server failing (it answered 431)
+    const long = 'p'.repeat(20_000);
+    expect(await bind('ns1', long, 'a1')).toEqual({
+      Error: `failed to find pod ns1_${long}: pod "${long}" not found`,
+    });
+    expect(await bind('ns1', 'p1', 'n'.repeat(20_000), pod.metadata!.uid!)).toEqual({
+      Error: `nodes "${'n'.repeat(20_000)}" not found`,
+    });
     // nodes/.. is the API's root, nodes/. the node list
     for (const node of ['..', '.', 'a1\ud800'])
       expect(await bind('ns1', 'p1', node, pod.metadata!.uid!)).toEqual({
