@@ -3,6 +3,7 @@
 // caches -> the extender listens.
 import { type RequestListener, type Server, createServer, maxHeaderSize } from 'node:http';
 import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
+import { refuseExpectation, requiringHost } from './http-refusals.js';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -526,7 +527,11 @@ function listen(
   tls?: { readonly cert: string; readonly key: string },
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = tls ? createHttpsServer(tls, app) : createServer(app);
+    const guarded = requiringHost(app);
+    const server = tls
+      ? createHttpsServer({ ...tls, requireHostHeader: false }, guarded)
+      : createServer({ requireHostHeader: false }, guarded);
+    server.on('checkExpectation', refuseExpectation);
     // CONNECT asks for a tunnel, which no port of floatip offers; without this node drops the
     // connection without a word, where every other method a path does not take gets a 405
     server.on('connect', (_req, socket: Duplex) => {

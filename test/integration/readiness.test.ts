@@ -90,6 +90,13 @@ test('a request node’s parser refuses gets a body naming the problem, and the 
       '431 Request Header Fields Too Large',
       'request header fields too large: over 16384 bytes',
     ],
+    // node answered these two itself: a status line and nothing else
+    ['GET /readyz HTTP/1.1\r\n\r\n', '400 Bad Request', 'bad request: missing required Host header'],
+    [
+      'POST /v1/bind HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}',
+      '417 Expectation Failed',
+      'expectation failed: only 100-continue is understood, not "200-ok"',
+    ],
   ];
   for (const url of [world.floatip.extenderUrl, world.floatip.apiUrl!]) {
     const { hostname, port } = new URL(url);
