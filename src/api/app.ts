@@ -98,9 +98,11 @@ export function restApp(deps: RestDeps): express.Express {
   app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
   const serving = deps.serving;
   if (serving) {
-    app.use((req: Request, _res: Response, next: NextFunction) => {
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      // the caller's routing, not this replica failing: answered, not logged as an error with its
+      // stack (one line per write sent to a follower, which anyone could send)
       if (req.method !== 'GET' && req.method !== 'HEAD' && !serving())
-        throw new ApiError(503, 'this replica does not lead; send changes to the leader');
+        return sendError(res, 503, 'this replica does not lead; send changes to the leader');
       next();
     });
   }

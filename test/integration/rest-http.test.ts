@@ -2,6 +2,7 @@
 // without end, sent over a raw socket as a fuzzer sends them. Each request's answer must come while
 // the caller is still sending, not once it stops.
 import { connect } from 'node:net';
+import { capturedLog } from './helpers.js';
 import { World } from './world.js';
 
 const CONFIG = [
@@ -105,4 +106,21 @@ test('R3 a gzip body is held to 5 MiB once inflated, and one near the limit stil
   );
   const bomb = gzipSync(Buffer.alloc(6 * 2 ** 20, 0x20));
   expect((await post(bomb)).endsWith(`\r\n\r\n${TOO_LARGE}`)).toBe(true);
+});
+
+test('R4 a write sent to a replica that does not lead is a 503, and no error line in its log', async () => {
+  const { log, lines } = capturedLog();
+  const url = await world.serveRest({ log, serving: () => false });
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(`${url}/v1/ip`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ips: [] }),
+    });
+    expect([res.status, await res.json()]).toEqual([
+      503,
+      { code: 503, message: 'service unavailable: this replica does not lead; send changes to the leader' },
+    ]);
+  }
+  expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
 });
