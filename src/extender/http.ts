@@ -399,6 +399,9 @@ export function extenderApp(
     if (res.headersSent) return;
     const status = (err as { status?: number }).status;
     const validation = kindOf(err) === 'validation';
+    // what follows a refused body on the connection is the rest of it, which nobody will read:
+    // closed, where keep-alive read (and threw away) all of an announced terabyte first
+    if (status === 413) res.setHeader('Connection', 'close');
     if (validation || (status !== undefined && status >= 400 && status < 500)) {
       const message =
         validation || err instanceof BadRequest
