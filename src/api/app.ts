@@ -125,6 +125,9 @@ export function restApp(deps: RestDeps): express.Express {
       );
     }
     if (answer.allow) res.setHeader('Allow', answer.allow);
+    // refused before its body has all arrived (401 before a byte of it is read, 404, 415): the rest
+    // of it is for nobody, and keep-alive would read all that was announced, a terabyte as well
+    if (!req.complete) res.setHeader('Connection', 'close');
     sendError(res, answer.status, answer.detail);
   });
   return app;

@@ -2,6 +2,7 @@
 // without end, sent over a raw socket as a fuzzer sends them. Each request's answer must come while
 // the caller is still sending, not once it stops.
 import { connect } from 'node:net';
+import { ApiError } from '../../src/api/envelope.js';
 import { capturedLog } from './helpers.js';
 import { World } from './world.js';
 
@@ -123,4 +124,34 @@ test('R4 a write sent to a replica that does not lead is a 503, and no error lin
     ]);
   }
   expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
+});
+
+test('R5 a caller refused before its body is read (401) is not kept on to send the terabyte it announced', async () => {
+  const url = await world.serveRest({
+    log: capturedLog().log,
+    authenticate: () => {
+      throw new ApiError(401, 'a bearer token is required');
+    },
+  });
+  const { port } = new URL(url);
+  const socket = connect(Number(port), '127.0.0.1');
+  socket.on('error', () => undefined);
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+  const closed = new Promise<boolean>((resolve) => {
+    socket.on('close', () => resolve(true));
+    setTimeout(() => resolve(false), 5_000);
+  });
+  socket.write(
+    `POST /v1/ip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${2 ** 40}\r\n\r\n`,
+  );
+  const filler = Buffer.alloc(64 * 1024, 0x20);
+  const sending = setInterval(() => socket.writable && socket.write(filler), 10);
+  try {
+    expect(await closed).toBe(true);
+    expect(answer).toMatch(/^HTTP\/1\.1 401 [^]*\r\nConnection: close\r\n/);
+  } finally {
+    clearInterval(sending);
+    socket.destroy();
+  }
 });
