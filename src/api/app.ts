@@ -127,11 +127,20 @@ export function restApp(deps: RestDeps): express.Express {
     if (answer.allow) res.setHeader('Allow', answer.allow);
     // refused before its body has all arrived (401 before a byte of it is read, 404, 415): the rest
     // of it is for nobody, and keep-alive would read all that was announced, a terabyte as well
-    if (!req.complete) res.setHeader('Connection', 'close');
+    if (bodyPending(req)) res.setHeader('Connection', 'close');
     sendError(res, answer.status, answer.detail);
   });
   return app;
 }
+
+/**
+ * Whether the request has a body that has not all arrived: an answer sent now (a refusal that reads
+ * none of it) closes the connection, or keep-alive reads all that was announced, for nobody. A
+ * bodiless GET is not complete yet while its handler runs, and keeps its connection.
+ */
+const bodyPending = (req: Request): boolean =>
+  !req.complete &&
+  (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
 
 /** Whether a request carries a body, as Go's ContentLength > 0 or a chunked one tells it. */
 const hasBody = (req: Request): boolean =>

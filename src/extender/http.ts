@@ -131,8 +131,24 @@ function routeOf(url: string | undefined): string {
 /** The path for a 404's message, as the caller sent it (without the query). */
 const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0]!;
 
+/**
+ * Whether the request has a body that has not all arrived: an answer sent now (a refusal that reads
+ * none of it) closes the connection, or keep-alive reads all that was announced, for nobody. A
+ * bodiless GET is not complete yet while its handler runs, and keeps its connection.
+ */
+const bodyPending = (req: IncomingMessage): boolean =>
+  !req.complete &&
+  (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
-  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    // answered before the request's body has all arrived (a 404, 405 or 413 reads none of it): what
+    // follows on the connection is the rest of it, for nobody; keep-alive read all that was
+    // announced, a terabyte as well, for as long as the caller went on sending
+    ...(bodyPending(res.req) ? { Connection: 'close' } : {}),
+  });
   res.end(body);
 }
 
@@ -399,9 +415,6 @@ export function extenderApp(
     if (res.headersSent) return;
     const status = (err as { status?: number }).status;
     const validation = kindOf(err) === 'validation';
-    // what follows a refused body on the connection is the rest of it, which nobody will read:
-    // closed, where keep-alive read (and threw away) all of an announced terabyte first
-    if (status === 413) res.setHeader('Connection', 'close');
     if (validation || (status !== undefined && status >= 400 && status < 500)) {
       const message =
         validation || err instanceof BadRequest

@@ -108,28 +108,41 @@ describe('extender HTTP', () => {
     expect(await res.json()).toEqual({ Error: 'the request body is over 1000 bytes' });
   });
 
-  test('after a 413 the connection is closed, not kept to read the rest of a body announced at 1 TiB', async () => {
-    const { port } = new URL(url);
-    const socket = connect(Number(port), '127.0.0.1');
-    socket.on('error', () => undefined);
-    let answer = '';
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-    await once(socket, 'connect');
-    socket.write(`POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Length: ${2 ** 40}\r\n\r\n`);
-    // the caller goes on sending what it announced; only the server can end this
-    const filler = Buffer.alloc(64 * 1024, 0x20);
-    const sending = setInterval(() => socket.writable && socket.write(filler), 10);
-    try {
-      const closed = await Promise.race([
-        once(socket, 'close').then(() => true),
-        sleep(5_000).then(() => false),
-      ]);
-      expect(answer).toMatch(/^HTTP\/1\.1 413 [^]*\r\nConnection: close\r\n/);
-      expect(closed).toBe(true);
-    } finally {
-      clearInterval(sending);
-      socket.destroy();
-    }
+  test.each([
+    ['POST /v1/filter', 413],
+    ['POST /v1/nothing', 404],
+    ['GET /v1/filter', 405],
+  ])(
+    'after %s answered %i the connection is closed, not kept to read the rest of a body announced at 1 TiB',
+    async (line, status) => {
+      const { port } = new URL(url);
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.on('error', () => undefined);
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      await once(socket, 'connect');
+      socket.write(`${line} HTTP/1.1\r\nHost: x\r\nContent-Length: ${2 ** 40}\r\n\r\n`);
+      // the caller goes on sending what it announced; only the server can end this
+      const filler = Buffer.alloc(64 * 1024, 0x20);
+      const sending = setInterval(() => socket.writable && socket.write(filler), 10);
+      try {
+        const closed = await Promise.race([
+          once(socket, 'close').then(() => true),
+          sleep(5_000).then(() => false),
+        ]);
+        expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} [^]*\r\nConnection: close\r\n`));
+        expect(closed).toBe(true);
+      } finally {
+        clearInterval(sending);
+        socket.destroy();
+      }
+    },
+  );
+
+  test('a refusal of a request without a body keeps the connection for the next one', async () => {
+    const res = await fetch(url, { method: 'GET' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('connection')).toBe('keep-alive');
   });
 
   test('a streamed body over the limit is a 413, and the server still answers', async () => {
