@@ -22,6 +22,7 @@ import {
 } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
 import { BodyBuffers, type BufferLease, joined } from './body-buffers.js';
+import { BodyBudget, type BodyShare } from './body-budget.js';
 import { FullNodeReader, type ReadRequest } from './full-nodes.js';
 import {
   decodeBindingArgs,
@@ -38,6 +39,8 @@ import {
 export interface ExtenderHttpOptions {
   /** The largest request body accepted, in bytes; a full-Node filter for 5,000 nodes is tens of MB. */
   readonly bodyLimitBytes?: number;
+  /** The most bytes of bodies read at once, over all connections (default: twice bodyLimitBytes). */
+  readonly bodyBudgetBytes?: number;
   /**
    * Why this replica cannot answer the scheduler now (no configuration in force), or undefined when
    * it can; the verbs and /readyz answer 503 with the reason.
@@ -120,6 +123,13 @@ class BadRequest extends Error {
   }
 }
 
+/** A body that would take the bodies being read at once over the budget: retried later. */
+const busy = (budget: BodyBudget) =>
+  new BadRequest(
+    503,
+    `too many request bodies at once: ${budget.used} bytes are being read, of at most ${budget.limitBytes}; retry`,
+  );
+
 /** The path as express routed it: without the query, one trailing slash dropped, lower case. */
 function routeOf(url: string | undefined): string {
   const raw = url ?? '/';
@@ -160,23 +170,45 @@ const sendError = (res: ServerResponse, status: number, message: string) =>
  * content-type negotiation and charset decoding stream; the scheduler always sends UTF-8 JSON.
  * Its chunks joined in the lease's buffer when there is one (body-buffers.ts).
  */
-function readBody(req: IncomingMessage, limit: number, lease?: BufferLease): Promise<Buffer> {
+function readBody(
+  req: IncomingMessage,
+  limit: number,
+  share: BodyShare,
+  budget: BodyBudget,
+  lease?: BufferLease,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (declared > limit) {
       req.resume();
       return reject(new BadRequest(413, `the request body is over ${limit} bytes`));
     }
+    // a body counts for what was announced from the start, or for what has come (chunked)
+    let counted = 0;
+    const reserve = (bytes: number) => {
+      if (bytes <= counted) return true;
+      const more = bytes - counted;
+      counted = bytes;
+      return share.take(more);
+    };
+    if (declared > 0 && !reserve(declared)) {
+      share.release();
+      req.resume();
+      return reject(busy(budget));
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        if (!failed) reject(new BadRequest(413, `the request body is over ${limit} bytes`));
+      if (failed) return;
+      const within = reserve(size);
+      if (size > limit || !within) {
+        reject(size > limit ? new BadRequest(413, `the request body is over ${limit} bytes`) : busy(budget));
         failed = true;
         chunks.length = 0;
-      } else if (!failed) chunks.push(chunk);
+        share.release();
+      } else chunks.push(chunk);
     });
     req.on('error', (err) => {
       if (!failed) reject(new BadRequest(400, `bad request: ${err.message}`));
@@ -281,6 +313,7 @@ export function extenderApp(
   inFlight = new InFlight(),
 ): RequestListener {
   const limit = options.bodyLimitBytes ?? 256 * 2 ** 20;
+  const budget = new BodyBudget(options.bodyBudgetBytes ?? 2 * limit);
   const notServing = () => options.notServingBecause?.();
   const notReady = () => notServing() ?? options.notReadyBecause?.();
   const json = (res: ServerResponse, body: string | Buffer) => send(res, 200, JSON_TYPE, body);
@@ -401,12 +434,15 @@ export function extenderApp(
     res: ServerResponse,
     verb: Verb,
     lease: BufferLease | undefined,
+    share: BodyShare,
     bodyRead: () => void,
   ) => {
     const most = Math.min(limit, verb.limit ?? limit);
-    const body = await readBody(req, most, lease);
+    const body = await readBody(req, most, share, budget, lease);
     bodyRead();
     const raw = decoded(req, body, most);
+    // an inflated body is held beside its bytes on the wire
+    if (raw !== body && !share.take(raw.length)) throw busy(budget);
     await verb.handler(req, res, readRequest(raw, verb.reader), raw, lease);
   };
 
@@ -414,6 +450,8 @@ export function extenderApp(
   const failed = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
     if (res.headersSent) return;
     const status = (err as { status?: number }).status;
+    // too many bodies at once: the caller retries, and nothing here failed
+    if (err instanceof BadRequest && status === 503) return sendError(res, 503, err.message);
     const validation = kindOf(err) === 'validation';
     if (validation || (status !== undefined && status >= 400 && status < 500)) {
       const message =
@@ -450,13 +488,19 @@ export function extenderApp(
       entered = true;
     };
     const lease = verb.reader && buffers.lease();
-    const done = answer(req, res, verb, lease, bodyRead).catch((err: unknown) => failed(req, res, err));
+    const share = budget.share();
+    const done = answer(req, res, verb, lease, share, bodyRead).catch((err: unknown) =>
+      failed(req, res, err),
+    );
     res.on('close', () => {
       closed = true;
       if (entered) inFlight.leave();
       // the body's and the answer's buffers are free once the answer is sent (or can no longer be)
       // and the handler is done with the body (a follower's filter forwards it to the leader)
-      if (lease) void done.then(() => lease.end());
+      void done.then(() => {
+        lease?.end();
+        share.release();
+      });
     });
   };
 }
