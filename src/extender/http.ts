@@ -8,7 +8,6 @@
 // are matched as express matched them, so nothing a caller sees changed: case-insensitively, one
 // trailing slash allowed, the query ignored.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { gunzipSync, inflateSync } from 'node:zlib';
 import { kindOf } from '../ipam/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -21,8 +20,9 @@ import {
   type ForwardedAnswer,
 } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
-import { BodyBuffers, type BufferLease, joined } from './body-buffers.js';
+import { BodyBuffers, type BufferLease } from './body-buffers.js';
 import { BodyBudget, type BodyShare } from './body-budget.js';
+import { BadRequest, busy, decoded, readBody, readRequest } from './request-body.js';
 import { FullNodeReader, type ReadRequest } from './full-nodes.js';
 import {
   decodeBindingArgs,
@@ -113,23 +113,6 @@ const BIND_BODY_LIMIT = 64 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
-/** A request the caller got wrong: answered with this status and message. */
-class BadRequest extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A body that would take the bodies being read at once over the budget: retried later. */
-const busy = (budget: BodyBudget) =>
-  new BadRequest(
-    503,
-    `too many request bodies at once: ${budget.used} bytes are being read, of at most ${budget.limitBytes}; retry`,
-  );
-
 /** The path as express routed it: without the query, one trailing slash dropped, lower case. */
 function routeOf(url: string | undefined): string {
   const raw = url ?? '/';
@@ -164,91 +147,6 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
 
 const sendError = (res: ServerResponse, status: number, message: string) =>
   send(res, status, JSON_TYPE, JSON.stringify({ Error: message }));
-
-/**
- * A POST body, whole. Not body-parser: on the scheduler's hot path every call paid for its
- * content-type negotiation and charset decoding stream; the scheduler always sends UTF-8 JSON.
- * Its chunks joined in the lease's buffer when there is one (body-buffers.ts).
- */
-function readBody(
-  req: IncomingMessage,
-  limit: number,
-  share: BodyShare,
-  budget: BodyBudget,
-  lease?: BufferLease,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (declared > limit) {
-      req.resume();
-      return reject(new BadRequest(413, `the request body is over ${limit} bytes`));
-    }
-    // a body counts for what was announced from the start, or for what has come (chunked)
-    let counted = 0;
-    const reserve = (bytes: number) => {
-      if (bytes <= counted) return true;
-      const more = bytes - counted;
-      counted = bytes;
-      return share.take(more);
-    };
-    if (declared > 0 && !reserve(declared)) {
-      share.release();
-      req.resume();
-      return reject(busy(budget));
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (failed) return;
-      const within = reserve(size);
-      if (size > limit || !within) {
-        reject(size > limit ? new BadRequest(413, `the request body is over ${limit} bytes`) : busy(budget));
-        failed = true;
-        chunks.length = 0;
-        share.release();
-      } else chunks.push(chunk);
-    });
-    req.on('error', (err) => {
-      if (!failed) reject(new BadRequest(400, `bad request: ${err.message}`));
-      failed = true;
-    });
-    req.on('end', () => {
-      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : joined(chunks, lease?.take));
-    });
-  });
-}
-
-/**
- * The body as sent, undone of its Content-Encoding as galaxy's framework undid it (gzip, deflate),
- * never larger than `limit` once inflated; an encoding it does not know is a 415 (as on the REST
- * port), rather than its bytes taken for JSON.
- */
-function decoded(req: IncomingMessage, raw: Buffer, limit: number): Buffer {
-  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  if (encoding === 'identity' || encoding === '') return raw;
-  if (encoding !== 'gzip' && encoding !== 'x-gzip' && encoding !== 'deflate')
-    throw new BadRequest(415, `unsupported content encoding ${JSON.stringify(encoding)}`);
-  try {
-    const options = { maxOutputLength: limit };
-    return encoding === 'deflate' ? inflateSync(raw, options) : gunzipSync(raw, options);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
-      throw new BadRequest(413, `the request body is over ${limit} bytes once inflated`);
-    throw new BadRequest(400, `bad request: ${encoding} body: ${(err as Error).message}`);
-  }
-}
-
-/** The request as read; JSON.parse's words for a body that is not JSON. */
-function readRequest(raw: Buffer, reader?: FullNodeReader): ReadRequest {
-  try {
-    return reader ? reader.read(raw) : { body: JSON.parse(raw.toString('utf8')) as unknown };
-  } catch (err) {
-    if (err instanceof SyntaxError) throw new BadRequest(400, `bad request: ${err.message}`);
-    throw err;
-  }
-}
 
 /**
  * Liveness (/healthz, galaxy's /healthy) and readiness (/readyz: 503 with the reason, else 200), on
