@@ -24,7 +24,7 @@ import { LeaderForward } from './extender/leader-forward.js';
 import { NodeFacts } from './extender/node-subnets.js';
 import { NotedRefusals } from './extender/pod-placement.js';
 import { SchedulingQueries } from './extender/queries.js';
-import { Allocator } from './ipam/index.js';
+import { AllocationKey, Allocator } from './ipam/index.js';
 import { ClusterCache } from './kube/cluster.js';
 import { ClusterWorld } from './kube/cluster-world.js';
 import type { PodLookup } from './kube/pod-lookup.js';
@@ -39,6 +39,7 @@ import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.j
 import { DecisionLocks } from './store/decision-locks.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
 import { PoolStore } from './store/pool-store.js';
+import { isFinished } from './pods/pod-facts.js';
 import { judge, webhookApp } from './webhook/index.js';
 
 export interface FloatipOptions {
@@ -190,6 +191,11 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     {
       writeConflict: () => metrics.writeConflicts.inc(),
       freed: (ip) => void requeue.addressFreed(allocator.nodeSubnetsServing(ip)),
+      stillHeld: (a) => {
+        const key = AllocationKey.parse(a.key);
+        const pod = key.podName ? cluster.pods.get(key.namespace, key.podName) : undefined;
+        return pod !== undefined && pod.metadata?.uid === a.podUid && !isFinished(pod);
+      },
     },
     guard,
   );

@@ -28,6 +28,12 @@ export interface FollowObserver {
   objectProblem?(problem: ObjectProblem): void;
   /** An address became free: released here, or its object deleted by someone else. */
   freed?(ip: string): void;
+  /**
+   * Whether a live pod still holds `a` (the incarnation its pod UID names exists and has not
+   * finished): its object, deleted by someone else, is then written again instead of freeing an
+   * address that pod runs with.
+   */
+  stillHeld?(a: Allocation): boolean;
 }
 
 export interface StartReport {
@@ -67,6 +73,8 @@ export class FloatingIPFollower {
     private readonly versions: AddressVersions,
     private readonly log: Logger,
     private readonly observer: FollowObserver,
+    /** Writes the object of an allocation memory keeps again (the store's, on the leader). */
+    private readonly restore: (a: Allocation) => void = () => undefined,
   ) {
     this.reflector = floatingIPReflector(api, kubeConfig, log)
       .on('add', (o) => this.onObject(o))
@@ -121,6 +129,17 @@ export class FloatingIPFollower {
     const ip = ipOfCanonicalName(object.metadata?.name ?? '');
     if (ip === undefined) return;
     this.versions.applyEvent(ip, versionOf(object), () => {
+      const held = this.allocator.get(ip);
+      if (held && !held.reserved && held.podUid !== '' && this.observer.stillHeld?.(held)) {
+        // `kubectl delete floatingip` of a running pod's address: freeing it would hand the pod's
+        // address to the next pod while this one runs with it
+        this.log.warn(
+          { ip, key: held.key, podUid: held.podUid },
+          `FloatingIP ${object.metadata?.name} was deleted while pod ${held.key} (uid ${held.podUid}) still holds ${ip}; it stays held and its object is written again`,
+        );
+        this.restore(held);
+        return;
+      }
       if (this.allocator.unload(ip)) this.observer.freed?.(ip);
     });
   }

@@ -91,7 +91,15 @@ export class FloatingIPStore {
     /** Called before every write; throws to refuse it (a replica that is not the leader). */
     private readonly guard: () => void = () => undefined,
   ) {
-    this.follower = new FloatingIPFollower(api, kubeConfig, allocator, this.versions, log, observer);
+    this.follower = new FloatingIPFollower(
+      api,
+      kubeConfig,
+      allocator,
+      this.versions,
+      log,
+      observer,
+      (a) => void this.restore(a),
+    );
   }
 
   // ---- start, follow, stop
@@ -239,6 +247,32 @@ export class FloatingIPStore {
   }
 
   // ---- writes
+
+  /**
+   * Writes again the object of an address memory keeps for a live pod after someone else deleted
+   * it (FollowObserver.stillHeld). A replica that does not lead writes nothing (the leader does);
+   * an object that exists again meanwhile is read instead.
+   */
+  private async restore(a: Allocation): Promise<void> {
+    try {
+      await this.versions.withAddress(a.ip, async () => {
+        if (this.allocator.get(a.ip) !== a) return; // changed meanwhile: nothing to restore
+        this.guard();
+        const created = await this.api.create(toFloatingIPObject(a));
+        this.versions.raise(a.ip, versionOf(created));
+        this.log.info({ ip: a.ip, key: a.key, podUid: a.podUid }, 'FloatingIP object written again');
+      });
+    } catch (err) {
+      if (isAlreadyExists(err)) {
+        await this.reread(a.ip, err);
+        return;
+      }
+      this.log.warn(
+        { ip: a.ip, key: a.key, podUid: a.podUid, err: (err as Error).message },
+        `could not write again the deleted FloatingIP object of ${a.ip} held by ${a.key}`,
+      );
+    }
+  }
 
   /**
    * Records newly chosen addresses, all or nothing. On any failure the objects created are deleted
