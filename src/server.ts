@@ -24,7 +24,7 @@ import { LeaderForward } from './extender/leader-forward.js';
 import { NodeFacts } from './extender/node-subnets.js';
 import { NotedRefusals } from './extender/pod-placement.js';
 import { SchedulingQueries } from './extender/queries.js';
-import { AllocationKey, Allocator } from './ipam/index.js';
+import { AllocationKey, Allocator, POOL_KEY_PREFIX } from './ipam/index.js';
 import { ClusterCache } from './kube/cluster.js';
 import { ClusterWorld } from './kube/cluster-world.js';
 import type { PodLookup } from './kube/pod-lookup.js';
@@ -183,6 +183,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   });
   // a configuration that arrives late (or changes) may let pods put aside meanwhile go on
   config.onChange(() => requeue.maybeStartedServing());
+  // an operator's new ranges or a Pool's new size end the waits that the scheduler would keep
+  config.onChange(() => void requeue.configChanged());
+  pools.onChange((name) => void requeue.appChanged(`${POOL_KEY_PREFIX}${name}_`));
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, { group: GROUP, version: VERSION, plural: FLOATING_IP_PLURAL }),
     kubeConfig,

@@ -170,6 +170,17 @@ export class Requeue {
     }
   }
 
+  /**
+   * The configuration changed (ranges grown, a subnet added): every pod waiting for a free address
+   * is touched, since where addresses are now is for filter to say again.
+   */
+  async configChanged(): Promise<void> {
+    const due = [...this.subnetWaiting.values()].map((w) => w.pod);
+    this.subnetWaiting.clear();
+    if (due.length > 0)
+      await this.touch(due, 'no-free-ip', 'sent pods waiting for a free address back to the scheduler');
+  }
+
   /** An incarnation of namespace/name has been dealt with: one refused by the UID rule is touched. */
   async settled(namespace: string, name: string): Promise<void> {
     // a pod gone while waiting for its app or a free address needs nothing any more

@@ -60,6 +60,12 @@ export class PoolStore {
     this.reflector.on('add', check).on('update', check);
   }
 
+  /** Calls `listener` with a Pool's name whenever the Pool is created, changed or deleted. */
+  onChange(listener: (name: string) => void): void {
+    const changed = (o: PoolObject) => listener(o.metadata?.name ?? '');
+    this.reflector.on('add', changed).on('update', changed).on('delete', changed);
+  }
+
   start(): Promise<void> {
     return this.reflector.start();
   }

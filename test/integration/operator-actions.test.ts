@@ -1,6 +1,8 @@
 // Operator actions while pods are placed (the churn, test/e2e/churn.ts, runs no operator): what an
 // operator does by hand to floatip's objects must never give one address to two pods, nor lose
 // one a pod runs with.
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 
@@ -9,6 +11,14 @@ const CONFIG = [
   { nodeSubnets: [A], ips: ['10.0.100.10~10.0.100.12'], subnet: '10.0.100.0/24', gateway: '10.0.100.1' },
 ];
 const FIP = { group: 'galaxy.k8s.io', version: 'v1alpha1', plural: 'floatingips' };
+const rs = (app: string) => ({ kind: 'ReplicaSet', name: `${app}-5d8f7c9b4` });
+
+/** Waits until floatip has sent the pod back to the scheduler (kube-scheduler v1.20 would hold it 60-90 s). */
+const touched = (name: string) =>
+  eventually(
+    `pod ${name} to be sent back to the scheduler`,
+    async () => (await world.readPod(name)).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined,
+  );
 
 let world: World;
 
@@ -70,4 +80,48 @@ describe('E12-1 a FloatingIP object deleted by hand', () => {
     await eventually('the address to be free', async () => world.floatip.allocator.get(ip!) === undefined);
     await world.deleteStatefulSet('web');
   });
+});
+
+describe('E12-2 a pod refused for its Pool’s size is sent back to the scheduler when the Pool grows', () => {
+  test.each(['the REST API', 'the Pool object'])('grown through %s', async (how) => {
+    await world.deployment('one', 5);
+    await world.createPool('shared', 1);
+    const a = await world.pod({ name: 'one-5d8f7c9b4-a', owner: rs('one'), pool: 'shared' });
+    const b = await world.pod({ name: 'one-5d8f7c9b4-b', owner: rs('one'), pool: 'shared' });
+    expect(await world.bind(a, 'a1')).toBe('');
+    expect(await world.bind(b, 'a1')).toBe('reached pool shared size limit of 1');
+    if (how === 'the REST API') {
+      expect((await world.rest('POST', '/v1/pool', { name: 'shared', size: 2 })).status).toBe(200);
+    } else {
+      await world.custom.patchNamespacedCustomObject(
+        {
+          group: 'galaxy.k8s.io',
+          version: 'v1alpha1',
+          plural: 'pools',
+          namespace: 'kube-system',
+          name: 'shared',
+          body: { size: 2 },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    }
+    await touched('one-5d8f7c9b4-b');
+    expect(await world.bind(await world.readPod('one-5d8f7c9b4-b'), 'a1')).toBe('');
+  });
+});
+
+test('E12-3 a pod no node could take for want of an address is sent back to the scheduler when the ranges grow', async () => {
+  for (const name of ['p1', 'p2', 'p3']) expect(await world.bind(await world.pod({ name }), 'a1')).toBe('');
+  const p4 = await world.pod({ name: 'p4' });
+  expect((await world.filter(p4, ['a1'])).failed).toEqual({ a1: 'FloatingIPPlugin:NoFIPLeft' });
+  await world.core.replaceNamespacedConfigMap({
+    name: 'floatingip-config',
+    namespace: 'kube-system',
+    body: {
+      metadata: { name: 'floatingip-config', namespace: 'kube-system' },
+      data: { floatingips: JSON.stringify([{ ...CONFIG[0], ips: ['10.0.100.10~10.0.100.20'] }]) },
+    },
+  });
+  await touched('p4');
+  expect(await world.bind(await world.readPod('p4'), 'a1')).toBe('');
 });
