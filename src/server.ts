@@ -194,7 +194,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     {
       writeConflict: () => metrics.writeConflicts.inc(),
       freed: (ip) => void requeue.addressFreed(allocator.nodeSubnetsServing(ip)),
+      // the leader's question alone: it writes the object again, and a follower, whose pod cache
+      // may lag behind the leader's release, follows the objects
       stillHeld: (a) => {
+        if (!isLeader()) return false;
         const key = AllocationKey.parse(a.key);
         const pod = key.podName ? cluster.pods.get(key.namespace, key.podName) : undefined;
         return pod !== undefined && pod.metadata?.uid === a.podUid && !isFinished(pod);
