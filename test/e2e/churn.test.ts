@@ -28,6 +28,7 @@ scenario(
         faultGapMs: 4000,
         resyncSeconds: 10,
         seed: 20,
+        operator: { gapMs: 700 },
       },
       replicas,
     );

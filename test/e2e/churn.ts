@@ -12,6 +12,7 @@ import {
   type FaultKind,
   type FaultRecord,
 } from './churn-faults.js';
+import { Operator, type OperatorFigures } from './churn-operator.js';
 import { catalogue, CHURN_POOL, CHURN_POOL_SIZE, WorkloadDriver, type Workload } from './churn-workloads.js';
 import { clusterKubeConfig } from './cluster.js';
 import { FakeKubelet } from './fake-kubelet.js';
@@ -47,6 +48,8 @@ export interface ChurnPlan {
   /** floatip's --resync-interval, in seconds. */
   readonly resyncSeconds: number;
   readonly seed: number;
+  /** An operator beside the workloads (churn-operator.ts), one action every `gapMs`. */
+  readonly operator?: { readonly gapMs: number };
 }
 
 export interface ChurnFigures {
@@ -67,6 +70,8 @@ export interface ChurnFigures {
    * was applied (kubernetes PR 141255, E2E-H8); any other would be a binding landing late.
    */
   schedulerExits: { total: number; onRelist: number };
+  /** What the operator did and was answered, when the plan has one. */
+  operator?: OperatorFigures;
 }
 
 /** A small seeded generator (mulberry32), so a run can be repeated. */
@@ -242,6 +247,10 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
     faultsOver = Boolean(plan.once);
   })();
   faulting.catch(() => (faultsOver = true));
+  const operator = plan.operator
+    ? new Operator(kc, plan.namespace, CHURN_GROUPS, replicas, seeded(plan.seed + 1))
+    : undefined;
+  const operating = operator?.run(done, plan.operator!.gapMs);
 
   const inFlight = new Set<Promise<void>>();
   let progress = Date.now();
@@ -262,6 +271,9 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
   }
   await Promise.all(inFlight);
   await faulting;
+  await operating;
+  // what the operator changed is put back, so that the pods it held up can go on
+  await operator?.finish();
   const runMs = Date.now() - started;
   replicas.faults.setLatency(0);
 
@@ -283,10 +295,12 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
       ...settled.consistency.problems,
       ...settled.stuck.map((p) => `pod ${p} is neither bound nor gone`),
       ...settled.lingering,
+      ...(operator?.figures.problems ?? []),
     ],
     silentWatches: silent,
     floatipRestarts: replicas.restarts,
     schedulerExits: exitsSince(exitsBefore),
+    ...(operator ? { operator: operator.figures } : {}),
   };
 }
 
@@ -356,5 +370,14 @@ export function describeFigures(f: ChurnFigures): string {
     `pods ${f.pods}`,
     `invariants: ${inv}`,
     `silent watches given up on after blackholes: ${f.silentWatches.noticed}, at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
+    ...(f.operator
+      ? [
+          `operator: ${Object.entries(f.operator.actions)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')}; REST answers ${Object.entries(f.operator.answers)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')}; released ${f.operator.released}`,
+        ]
+      : []),
   ].join('\n');
 }
