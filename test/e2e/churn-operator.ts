@@ -88,10 +88,10 @@ export class Operator {
     this.custom = kc.makeApiClient(CustomObjectsApi);
   }
 
-  /** One action after another, `gapMs` apart, until `done`. */
+  /** The actions in turn, `gapMs` apart, until `done` (so that a short run has each of them). */
   async run(done: () => boolean, gapMs: number): Promise<void> {
-    while (!done()) {
-      const action = OPERATOR_ACTIONS[Math.floor(this.random() * OPERATOR_ACTIONS.length)]!;
+    for (let i = 0; !done(); i++) {
+      const action = OPERATOR_ACTIONS[i % OPERATOR_ACTIONS.length]!;
       try {
         if (await this.act(action)) this.figures.actions[action]++;
       } catch {
@@ -112,8 +112,8 @@ export class Operator {
   }
 
   private async act(action: OperatorAction): Promise<boolean> {
-    const leader = await this.replicas.leader(5000).catch(() => undefined);
-    if (!leader?.apiPort) return false;
+    const leader = await this.leader();
+    if (!leader) return false;
     switch (action) {
       case 'release-listed':
         return this.releaseListed(leader);
@@ -255,12 +255,16 @@ export class Operator {
     this.reserved.delete(ip);
   }
 
-  /** `kubectl delete floatingip` of a running pod's address. */
+  /**
+   * `kubectl delete floatingip` of a running pod's address, mostly the lowest one: the address the
+   * next bind in its subnet would take if floatip freed it.
+   */
   private async deleteObject(): Promise<boolean> {
-    const objects = (await listFloatingIPs()).filter(
-      (o) => o.uid !== '' && o.key.includes(`_${this.namespace}_`),
-    );
-    const o = objects[Math.floor(this.random() * objects.length)];
+    const last = (ip: string) => Number(ip.slice(ip.lastIndexOf('.') + 1));
+    const objects = (await listFloatingIPs())
+      .filter((o) => o.uid !== '' && o.key.includes(`_${this.namespace}_`))
+      .sort((a, b) => last(a.name) - last(b.name));
+    const o = this.random() < 0.7 ? objects[0] : objects[Math.floor(this.random() * objects.length)];
     if (!o) return false;
     try {
       await this.custom.deleteClusterCustomObject({ ...FIP, name: o.name });
@@ -268,6 +272,21 @@ export class Operator {
       if (httpCode(err) !== 404) throw err;
     }
     return true;
+  }
+
+  /**
+   * The replica that leads, as its own /metrics says (`floatip_leader 1`): every replica is ready
+   * (a follower forwards the scheduler's calls), and a follower refuses changes with 503.
+   */
+  private async leader(): Promise<FloatipProcess | undefined> {
+    for (const p of this.replicas.all) {
+      if (!p.running || p.apiPort === undefined) continue;
+      const text = await fetch(`http://127.0.0.1:${p.apiPort}/metrics`, { signal: AbortSignal.timeout(5000) })
+        .then((r) => r.text())
+        .catch(() => '');
+      if (/^floatip_leader 1$/m.test(text)) return p;
+    }
+    return undefined;
   }
 
   private async rest(

@@ -31,6 +31,7 @@ scenario(
         faultGapMs: 15_000,
         resyncSeconds: 30,
         seed: Number(process.env.FLOATIP_SOAK_SEED ?? 1),
+        operator: { gapMs: 1000 },
       },
       replicas,
     );

@@ -41,6 +41,9 @@ scenario(
     expect(Object.values(figures.invariants)).toEqual([...INVARIANTS, 'stuck'].map(() => 0));
     expect(Object.values(figures.faults)).toEqual(FAULT_KINDS.map(() => 1));
     expect(figures.operations).toBeGreaterThan(300);
+    // the operator acted throughout, every kind of action, and floatip's REST API answered it
+    expect(Object.values(figures.operator!.actions).every((n) => n > 0)).toBe(true);
+    expect(figures.operator!.answers['200']).toBeGreaterThan(0);
     // the blackhole silenced watches, and floatip gave up on them within its bound: a watch open
     // when it began, or opened during it, is given up on timeoutSeconds + the grace after it opened
     expect(figures.silentWatches.noticed).toBeGreaterThan(0);

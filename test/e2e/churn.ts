@@ -12,6 +12,7 @@ import {
   type FaultKind,
   type FaultRecord,
 } from './churn-faults.js';
+import { DuplicateWatch } from './churn-duplicates.js';
 import { Operator, type OperatorFigures } from './churn-operator.js';
 import { catalogue, CHURN_POOL, CHURN_POOL_SIZE, WorkloadDriver, type Workload } from './churn-workloads.js';
 import { clusterKubeConfig } from './cluster.js';
@@ -90,10 +91,12 @@ function seeded(seed: number): () => number {
 class PodLedger {
   readonly seen = new Map<string, { name: string; bound: boolean; gone: boolean }>();
   warnings = 0;
+  duplicates: DuplicateWatch | undefined;
   private running: { stop(): Promise<void> } | undefined;
 
   async start(namespace: string): Promise<void> {
     const kc = clusterKubeConfig();
+    const duplicates = (this.duplicates = new DuplicateWatch(kc, namespace));
     const core = kc.makeApiClient(CoreV1Api);
     const informer = makeInformer<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, () =>
       core.listNamespacedPod({ namespace }),
@@ -104,6 +107,7 @@ class PodLedger {
       entry.bound ||= Boolean(pod.spec?.nodeName);
       entry.gone ||= gone;
       this.seen.set(uid, entry);
+      duplicates.seen(pod, gone);
     };
     informer.on('add', (p) => record(p, false));
     informer.on('update', (p) => record(p, false));
@@ -281,6 +285,8 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
   await sleep(plan.resyncSeconds * 1000);
   const settled = await settle(plan, replicas, ledger);
   await ledger.stop();
+  await ledger.duplicates?.settled();
+  const duplicatesMeanwhile = ledger.duplicates?.problems ?? [];
 
   const silent = silentWatchNotices(replicas, records);
   return {
@@ -290,9 +296,14 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
     faults,
     pods: ledger.seen.size,
     runMs,
-    invariants: { ...settled.consistency.counts, stuck: settled.stuck.length },
+    invariants: {
+      ...settled.consistency.counts,
+      duplicate: settled.consistency.counts.duplicate + duplicatesMeanwhile.length,
+      stuck: settled.stuck.length,
+    },
     problems: [
       ...settled.consistency.problems,
+      ...duplicatesMeanwhile,
       ...settled.stuck.map((p) => `pod ${p} is neither bound nor gone`),
       ...settled.lingering,
       ...(operator?.figures.problems ?? []),
