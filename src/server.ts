@@ -13,6 +13,7 @@ import { kubernetesAuth } from './api/kube-auth.js';
 import { RecentEvents } from './api/recent-events.js';
 import { UsageHistory } from './api/usage-history.js';
 import type { GalaxyConfig } from './config/galaxy-config.js';
+import { liveHolder, ownHolder } from './controller/adoption.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue, putAsidePods } from './controller/requeue.js';
@@ -39,7 +40,6 @@ import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.j
 import { DecisionLocks } from './store/decision-locks.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
 import { PoolStore } from './store/pool-store.js';
-import { isFinished } from './pods/pod-facts.js';
 import { judge, webhookApp } from './webhook/index.js';
 
 export interface FloatipOptions {
@@ -196,11 +196,11 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       freed: (ip) => void requeue.addressFreed(allocator.nodeSubnetsServing(ip)),
       // the leader's question alone: it writes the object again, and a follower, whose pod cache
       // may lag behind the leader's release, follows the objects
-      stillHeld: (a) => {
-        if (!isLeader()) return false;
+      stillHeld: (a) => (isLeader() ? liveHolder(cluster.pods, a) : undefined),
+      // a cache that does not show the pod may only lag: the API server says
+      verifyHeld: async (a) => {
         const key = AllocationKey.parse(a.key);
-        const pod = key.podName ? cluster.pods.get(key.namespace, key.podName) : undefined;
-        return pod !== undefined && pod.metadata?.uid === a.podUid && !isFinished(pod);
+        return key.podName ? ownHolder(await world.pods.fetch(key.namespace, key.podName), a) : undefined;
       },
     },
     guard,

@@ -5,11 +5,48 @@
 // the annotation has nothing to adopt (galaxy crashes, docs/galaxy.md#adoption-crashes-without-the-annotation).
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
-import type { Attrs } from '../ipam/index.js';
-import { keyOfPod, namespacedName, policyOfPod } from '../pods/pod-facts.js';
+import { type Allocation, AllocationKey, type Attrs } from '../ipam/index.js';
+import { isFinished, keyOfPod, namespacedName, policyOfPod } from '../pods/pod-facts.js';
 import type { LifecycleDeps } from './lifecycle-deps.js';
 
 const isRunning = (pod: V1Pod) => pod.status?.phase === 'Running';
+
+/** The allocation's own pod, if `pod` is the incarnation it names and has not finished. */
+export function ownHolder(pod: V1Pod | undefined, a: Allocation): { key: string; attrs: Attrs } | undefined {
+  if (!pod || pod.metadata?.uid !== a.podUid || isFinished(pod)) return undefined;
+  return { key: a.key, attrs: { policy: a.policy, nodeName: a.nodeName, podUid: a.podUid } };
+}
+
+/**
+ * The live pod holding `a`'s address, as the key and attributes it holds it under: the incarnation
+ * the allocation's pod UID names if it has not finished, else a bound pod, not finished, whose
+ * annotation names the address (an operator's reservation made over a running pod's address).
+ * What floatip keeps when someone deletes the address's object (FollowObserver.stillHeld).
+ */
+export function liveHolder(
+  pods: { get(namespace: string, name: string): V1Pod | undefined; list(): readonly V1Pod[] },
+  a: Allocation,
+): { key: string; attrs: Attrs } | undefined {
+  const key = AllocationKey.parse(a.key);
+  const own =
+    !a.reserved && a.podUid !== '' && key.podName ? pods.get(key.namespace, key.podName) : undefined;
+  if (own && ownHolder(own, a)) return ownHolder(own, a);
+  for (const pod of pods.list()) {
+    const text = pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
+    if (!text || !pod.spec?.nodeName || isFinished(pod)) continue;
+    let ips: string[];
+    try {
+      ips = parseCniArgs(text).ipinfos.map(addressOf);
+    } catch {
+      continue;
+    }
+    // the allocation's own pod shown as another incarnation is for the API server to settle
+    if (!ips.includes(a.ip) || keyOfPod(pod).text === a.key) continue;
+    const attrs = { policy: policyOfPod(pod), nodeName: pod.spec.nodeName, podUid: pod.metadata?.uid ?? '' };
+    return { key: keyOfPod(pod).text, attrs };
+  }
+  return undefined;
+}
 
 export class Adoption {
   constructor(private readonly deps: Pick<LifecycleDeps, 'store' | 'locks' | 'log'>) {}

@@ -2,9 +2,11 @@
 // allocator, then the watch, so that objects created, edited or deleted by anyone (kubectl
 // reservations) take effect at once; a lost watch is resumed or re-listed (src/kube/reflector.ts).
 // Apart from the writes (floating-ip-store.ts) because it decides nothing: it only applies what the
-// API server says, through the version rule both share (address-versions.ts).
+// API server says, through the version rule both share (address-versions.ts), but for one thing:
+// an object deleted by someone else while a live pod holds its address keeps the address held
+// (FollowObserver.stillHeld, verifyHeld), and the store writes the object again.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Allocation, Allocator } from '../ipam/index.js';
+import type { Allocation, Allocator, Attrs } from '../ipam/index.js';
 import type { CustomResourceClient } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
@@ -29,11 +31,24 @@ export interface FollowObserver {
   /** An address became free: released here, or its object deleted by someone else. */
   freed?(ip: string): void;
   /**
-   * Whether a live pod still holds `a` (the incarnation its pod UID names exists and has not
-   * finished): its object, deleted by someone else, is then written again instead of freeing an
-   * address that pod runs with.
+   * The live pod that still holds `a`'s address, deleted by someone else (the incarnation its pod
+   * UID names, or a pod whose annotation names the address), as the key and attributes it holds
+   * it under: memory keeps the address for it and its object is written again, instead of
+   * freeing an address that pod runs with. Undefined: the address is free.
    */
-  stillHeld?(a: Allocation): boolean;
+  stillHeld?(a: Allocation): Holder | undefined;
+  /**
+   * The same question asked of the API server, for an address of a pod that `stillHeld` could not
+   * vouch for (a pod cache lagging behind a re-created pod): memory keeps the address meanwhile.
+   * Rejects when the API server cannot say; the address is then kept.
+   */
+  verifyHeld?(a: Allocation): Promise<Holder | undefined>;
+}
+
+/** Who holds an address: its key, policy, node and pod UID. */
+export interface Holder {
+  readonly key: string;
+  readonly attrs: Attrs;
 }
 
 export interface StartReport {
@@ -130,18 +145,61 @@ export class FloatingIPFollower {
     if (ip === undefined) return;
     this.versions.applyEvent(ip, versionOf(object), () => {
       const held = this.allocator.get(ip);
-      if (held && !held.reserved && held.podUid !== '' && this.observer.stillHeld?.(held)) {
-        // `kubectl delete floatingip` of a running pod's address: freeing it would hand the pod's
-        // address to the next pod while this one runs with it
+      const holder = held ? this.observer.stillHeld?.(held) : undefined;
+      const kept = held && holder ? this.keep(held, holder) : undefined;
+      if (held && !kept && !held.reserved && held.podUid !== '' && this.observer.verifyHeld) {
+        // memory keeps it while the API server says whether its pod lives
+        void this.verify(held);
+        return;
+      }
+      if (kept) {
+        // `kubectl delete floatingip` of a running pod's address (or of a reservation made over
+        // it): freeing it would hand the pod's address to the next pod while this one runs with it
         this.log.warn(
-          { ip, key: held.key, podUid: held.podUid },
-          `FloatingIP ${object.metadata?.name} was deleted while pod ${held.key} (uid ${held.podUid}) still holds ${ip}; it stays held and its object is written again`,
+          { ip, key: kept.key, podUid: kept.podUid, was: held?.key },
+          `FloatingIP ${object.metadata?.name} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds ${ip}; it stays held and its object is written again`,
         );
-        this.restore(held);
+        this.restore(kept);
         return;
       }
       if (this.allocator.unload(ip)) this.observer.freed?.(ip);
     });
+  }
+
+  /** Asks the API server whether `held`'s pod lives: kept and written again, or freed. */
+  private async verify(held: Allocation): Promise<void> {
+    let holder: Holder | undefined;
+    try {
+      holder = await this.observer.verifyHeld!(held);
+    } catch (err) {
+      this.log.warn(
+        { ip: held.ip, key: held.key, podUid: held.podUid, err: (err as Error).message },
+        `FloatingIP ${held.ip} was deleted and whether pod ${held.key} (uid ${held.podUid}) still holds it cannot be told; it stays held`,
+      );
+      return;
+    }
+    if (this.allocator.get(held.ip) !== held) return; // changed meanwhile (written again, taken)
+    const kept = holder ? this.keep(held, holder) : undefined;
+    if (kept) {
+      this.log.warn(
+        { ip: held.ip, key: kept.key, podUid: kept.podUid },
+        `FloatingIP ${held.ip} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds it; it stays held and its object is written again`,
+      );
+      this.restore(kept);
+      return;
+    }
+    if (this.allocator.unload(held.ip)) this.observer.freed?.(held.ip);
+  }
+
+  /** `held` as memory keeps it for its live holder (another key than the deleted object's too). */
+  private keep(held: Allocation, holder: Holder): Allocation | undefined {
+    if (held.key === holder.key && held.podUid === holder.attrs.podUid && !held.reserved) return held;
+    this.allocator.unload(held.ip);
+    try {
+      return this.allocator.allocateIP(held.ip, holder.key, holder.attrs);
+    } catch {
+      return undefined; // outside the configuration now: nothing to hold it by
+    }
   }
 
   private reportProblem(problem: ObjectProblem): void {

@@ -63,6 +63,63 @@ describe('E12-1 a FloatingIP object deleted by hand', () => {
     expect(world.floatip.allocator.get(ip!)).toBeUndefined();
   });
 
+  test('E12-1c a reservation applied over a running pod’s object, then deleted: the address goes back to the pod, not to the next one', async () => {
+    const p1 = await world.pod({ name: 'p1' });
+    expect(await world.bind(p1, 'a1')).toBe('');
+    await world.phase('p1', 'Running');
+    const [ip] = await world.addressesOf('p1');
+    // `kubectl apply` of the docs' reservation YAML for an address that is already a pod's patches its object
+    await world.custom.patchClusterCustomObject(
+      {
+        ...FIP,
+        name: ip!,
+        body: {
+          metadata: { labels: { reserved: 'this-is-not-for-pods' } },
+          spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '' },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      'the reservation to reach floatip',
+      async () => world.floatip.allocator.get(ip!)?.reserved === true,
+    );
+    await world.custom.deleteClusterCustomObject({ ...FIP, name: ip! });
+    await eventually('the object to be written again for the pod', async () => {
+      const again = (await world.custom
+        .getClusterCustomObject({ ...FIP, name: ip! })
+        .catch(() => undefined)) as { spec?: { key?: string } } | undefined;
+      return again?.spec?.key === 'NULL_ns1_NULL_p1';
+    });
+    const p2 = await world.pod({ name: 'p2' });
+    expect(await world.bind(p2, 'a1')).toBe('');
+    expect(await world.addressesOf('p2')).not.toEqual([ip]);
+  });
+
+  test('E12-1d while floatip’s pod cache lags behind the pod (an older incarnation shown): the API server is asked, and the pod keeps its address', async () => {
+    const p1 = await world.pod({ name: 'p1' });
+    expect(await world.bind(p1, 'a1')).toBe('');
+    await world.phase('p1', 'Running');
+    const [ip] = await world.addressesOf('p1');
+    const cached = world.floatip.cluster.pods.get('ns1', 'p1')!;
+    const live = cached.metadata!.uid;
+    cached.metadata!.uid = 'uid-of-an-older-p1';
+    try {
+      await world.custom.deleteClusterCustomObject({ ...FIP, name: ip! });
+      const p2 = await world.pod({ name: 'p2' });
+      expect(await world.bind(p2, 'a1')).toBe('');
+      expect(await world.addressesOf('p2')).not.toEqual([ip]);
+      await eventually('the object to be written again', async () => {
+        const again = (await world.custom
+          .getClusterCustomObject({ ...FIP, name: ip! })
+          .catch(() => undefined)) as { spec?: { key?: string } } | undefined;
+        return again?.spec?.key === 'NULL_ns1_NULL_p1';
+      });
+    } finally {
+      cached.metadata!.uid = live;
+    }
+  });
+
   test('E12-1b of a pod that is gone (its address kept on the key for no pod): the address is free again', async () => {
     await world.statefulSet('web', 1);
     const web0 = await world.pod({
