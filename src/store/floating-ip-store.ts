@@ -28,6 +28,7 @@ import {
   isConflict,
   isNotFound,
 } from '../kube/custom-resources.js';
+import { NotLeaderError } from '../kube/leadership.js';
 import type { Logger } from '../log.js';
 import { AddressVersions, versionOf } from './address-versions.js';
 import { FloatingIPFollower, type FollowObserver, type StartReport } from './floating-ip-follower.js';
@@ -267,6 +268,8 @@ export class FloatingIPStore {
         await this.reread(a.ip, err);
         return;
       }
+      // a follower keeps the address too; the leader writes the object
+      if (err instanceof NotLeaderError) return;
       this.log.warn(
         { ip: a.ip, key: a.key, podUid: a.podUid, err: (err as Error).message },
         `could not write again the deleted FloatingIP object of ${a.ip} held by ${a.key}`,
