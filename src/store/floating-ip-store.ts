@@ -33,38 +33,10 @@ import type { Logger } from '../log.js';
 import { AddressVersions, versionOf } from './address-versions.js';
 import { FloatingIPFollower, type FollowObserver, type StartReport } from './floating-ip-follower.js';
 import { fromFloatingIPObject, objectNameOf, ownedLabels, toFloatingIPObject } from './floating-ip-object.js';
+import { LateCreateError, StaleDecisionError } from './store-errors.js';
 
 export type { ObjectProblem, StartReport } from './floating-ip-follower.js';
-
-/** The object changed after the caller decided on it: decide again. */
-export class StaleDecisionError extends Error {
-  readonly kind = 'conflict';
-
-  constructor(
-    readonly ip: string,
-    readonly decidedAt: bigint,
-  ) {
-    super(`${ip} changed after the decision made at version ${decidedAt}; deciding again`);
-  }
-}
-
-/**
- * Allocating for a key found an object already recording one of the chosen addresses for that key
- * and pod: a create of an earlier attempt that landed after it was given up on. Retry: the key
- * holds it now, and the next attempt reuses it.
- */
-export class LateCreateError extends Error {
-  readonly kind = 'conflict';
-
-  constructor(
-    readonly ip: string,
-    readonly key: string,
-  ) {
-    super(
-      `${ip} is already recorded for ${key} by an earlier attempt whose create was not answered; the next attempt uses it`,
-    );
-  }
-}
+export { LateCreateError, StaleDecisionError } from './store-errors.js';
 
 /** What the store reports: what following the objects finds, and the writes' conflicts. */
 export interface StoreObserver extends FollowObserver {
