@@ -14,6 +14,7 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import type { ReleaseEntry } from '../../src/fip/release.js';
 import type { Replicas } from './churn-faults.js';
 import { CHURN_POOL, CHURN_POOL_SIZE } from './churn-workloads.js';
 import type { FloatipProcess } from './floatip.js';
@@ -52,14 +53,8 @@ const FIP = { group: 'galaxy.k8s.io', version: 'v1alpha1', plural: 'floatingips'
 const RESERVED_KEY = 'pool__reserved-for-node_';
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-interface Listed {
-  ip: string;
-  namespace?: string;
-  appName?: string;
-  podName?: string;
-  poolName?: string;
-  appType?: string;
-}
+/** An item of GET /v1/ip, sent back to POST /v1/ip as listed. */
+type Listed = ReleaseEntry;
 interface OneIp {
   key?: string;
   podUid?: string;
