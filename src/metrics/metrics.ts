@@ -2,7 +2,7 @@
 // the API port, galaxy's place). galaxy's names are kept so existing dashboards work; floatip's own
 // start with floatip_. What an alert on each means is in the README's metrics section.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { type Allocator, POOL_KEY_PREFIX } from '../ipam/index.js';
+import { type Allocator, POOL_KEY_PREFIX, ofMainFamily } from '../ipam/index.js';
 
 /** The release queue's state, as its gauges read it. */
 export interface QueueState {
@@ -151,15 +151,16 @@ export class Metrics {
     });
     new Gauge({
       name: 'floatip_pool_addresses',
-      help: 'Addresses each Pool holds: in-use (held by a pod, counted against the size) and parked (waiting for the next pod)',
+      help: 'Addresses each Pool holds, counted as its size counts (a dual-stack pod holds one, not two): in-use (held by a pod, counted against the size) and parked (waiting for the next pod)',
       labelNames: ['pool', 'state'] as const,
       registers: [this.registry],
       collect() {
         this.reset();
         for (const { name } of sources.pools?.() ?? []) {
-          const prefix = `${POOL_KEY_PREFIX}${name}_`;
-          const parked = allocator.byKey(prefix).length;
-          this.set({ pool: name, state: 'in-use' }, allocator.byPool(name).length - parked);
+          // in pods' worth, as the size counts: a pod in a dual-stack node subnet holds two addresses
+          const holdings = ofMainFamily(allocator.byPool(name), (a) => a.family);
+          const parked = holdings.filter((a) => a.key === `${POOL_KEY_PREFIX}${name}_`).length;
+          this.set({ pool: name, state: 'in-use' }, holdings.length - parked);
           this.set({ pool: name, state: 'parked' }, parked);
         }
       },
