@@ -20,6 +20,7 @@ import {
   type ForwardedAnswer,
 } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
+import { refusedForWantOfAddress } from './pod-placement.js';
 import { BodyBuffers, type BufferLease } from './body-buffers.js';
 import { BodyBudget, type BodyShare } from './body-budget.js';
 import { BadRequest, busy, decoded, readBody, readRequest } from './request-body.js';
@@ -240,6 +241,7 @@ export function extenderApp(
     options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
     observe('filter', start, result.error, !result.notWanted);
+    if (refusedForWantOfAddress(result)) options.metrics?.refusedForWantOfAddress('filter');
     if (options.refusedForLater?.()) {
       const answer = await options.askLeader?.('filter', raw, forwardedByOf(req));
       if (answer) return relay(res, answer);

@@ -3,9 +3,19 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { AllocationKey, AppFacts, PlacementRequest } from '../ipam/index.js';
 import { cniArgsOfPod, keyOfPod, policyOfPod } from '../pods/pod-facts.js';
+import type { FilterResult } from './wire.js';
 
 /** galaxy's reason for a node whose subnet cannot serve the pod. */
 export const NO_FIP_LEFT = 'FloatingIPPlugin:NoFIPLeft';
+
+/**
+ * A filter answer that leaves the pod no node, some for want of a free address: kube-scheduler never
+ * calls bind for it, so this is where a pod is refused for no free IP (answered without an error).
+ */
+export const refusedForWantOfAddress = (result: FilterResult): boolean =>
+  result.error === '' &&
+  (result.nodes ?? result.nodeNames ?? []).length === 0 &&
+  Object.values(result.failedNodes).includes(NO_FIP_LEFT);
 
 /** What the cluster says about apps (the workload caches, wired in by the composition root). */
 export interface AppSource {

@@ -211,6 +211,11 @@ export class Metrics {
     else if ((verb === 'filter' || verb === 'bind') && wantsAddress)
       this.scheduleLatency.observe({ func: verb }, seconds);
   }
+
+  /** A call answered without an error that left the pod no node, some for want of a free address. */
+  refusedForWantOfAddress(verb: 'filter'): void {
+    this.allocationFailures.inc({ verb, reason: 'no-free-ip' });
+  }
 }
 
 /** A bounded label from an error text: its stable start, without addresses, keys or names. */
