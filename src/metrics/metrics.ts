@@ -109,7 +109,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'floatip_addresses',
-      help: 'Addresses per configured entry and state (IPv4 and IPv6): allocated, free, reserved, excluded (never handed out: network, broadcast, gateway); orphaned ones are outside every entry',
+      help: 'Addresses per configured entry and state (IPv4 and IPv6): allocated (every held one, reserved included), free, reserved (a part of allocated), excluded (never handed out: network, broadcast, gateway); orphaned ones are outside every entry',
       labelNames: ['entry', 'family', 'subnet', 'state'] as const,
       registers: [this.registry],
       collect() {
