@@ -240,12 +240,13 @@ export function extenderApp(
     const args = decodeExtenderArgs(read.body, raw, read.known);
     options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
-    observe('filter', start, result.error, !result.notWanted);
-    if (refusedForWantOfAddress(result)) options.metrics?.refusedForWantOfAddress('filter');
     if (options.refusedForLater?.()) {
       const answer = await options.askLeader?.('filter', raw, forwardedByOf(req));
+      // the leader answered, and counted, this call: counted here too, a sum over replicas doubles it
       if (answer) return relay(res, answer);
     }
+    observe('filter', start, result.error, !result.notWanted);
+    if (refusedForWantOfAddress(result)) options.metrics?.refusedForWantOfAddress('filter');
     let bytes = result.nodeNames ? encoded.get(result) : undefined;
     if (!bytes) {
       // passing Nodes are echoed as the very bytes the caller sent, never another request's
