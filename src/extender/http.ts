@@ -10,7 +10,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { kindOf } from '../ipam/index.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
+import { NO_LEADER_DECIDED, type Metrics } from '../metrics/metrics.js';
 import type { Binder } from './bind.js';
 import {
   type AskedVerb,
@@ -304,8 +304,12 @@ export function extenderApp(
         log.warn({ path: pathOf(req.url) }, `${verb} not started: its caller stopped waiting`);
         return;
       }
+      const start = process.hrtime.bigint();
       const answer = await options.route?.(verb, raw, forwardedByOf(req));
       if (answer === undefined) return handler(req, res, read, raw, lease);
+      // no leader decided it (a decision is a 200): the bind fails, and only this first hop can count it
+      if (verb === 'bind' && answer.status !== 200 && forwardedByOf(req) === undefined)
+        observe('bind', start, NO_LEADER_DECIDED);
       relay(res, answer);
     };
   // a replica without a configuration in force answers 503 with the reason (after forwarding what

@@ -218,6 +218,9 @@ export class Metrics {
   }
 }
 
+/** The failure of a bind that a follower could not get a leader to decide (reason `no-leader`). */
+export const NO_LEADER_DECIDED = 'no leader decided the bind';
+
 /** A bounded label from an error text: its stable start, without addresses, keys or names. */
 export function reasonOf(message: string): string {
   if (message.startsWith('no enough available ips left')) return 'no-free-ip';
@@ -228,6 +231,7 @@ export function reasonOf(message: string): string {
   if (message.startsWith('failed to find pod')) return 'pod-not-found';
   if (message.startsWith('update pod')) return 'binding-failed';
   if (message.startsWith('unsupported app type')) return 'unsupported-app-type';
+  if (message === NO_LEADER_DECIDED) return 'no-leader';
   if (message.startsWith('unmarshal pod cni args') || message.startsWith('bad IPRange'))
     return 'bad-annotation';
   return 'other';
