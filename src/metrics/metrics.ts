@@ -151,17 +151,20 @@ export class Metrics {
     });
     new Gauge({
       name: 'floatip_pool_addresses',
-      help: 'Addresses each Pool holds, counted as its size counts (a dual-stack pod holds one, not two): in-use (held by a pod, counted against the size) and parked (waiting for the next pod)',
+      help: 'Addresses each Pool holds, in pods as its size counts (a dual-stack pod once, not twice): in-use (pods holding some, counted against the size) and parked (waiting for the next pods)',
       labelNames: ['pool', 'state'] as const,
       registers: [this.registry],
       collect() {
         this.reset();
         for (const { name } of sources.pools?.() ?? []) {
-          // in pods' worth, as the size counts: a pod in a dual-stack node subnet holds two addresses
-          const holdings = ofMainFamily(allocator.byPool(name), (a) => a.family);
-          const parked = holdings.filter((a) => a.key === `${POOL_KEY_PREFIX}${name}_`).length;
-          this.set({ pool: name, state: 'in-use' }, holdings.length - parked);
-          this.set({ pool: name, state: 'parked' }, parked);
+          // as the size counts (appUsage): pods holding addresses, whatever their families; parked
+          // ones in pods' worth (a pair parked in a dual-stack node subnet waits for one pod)
+          const parkedKey = `${POOL_KEY_PREFIX}${name}_`;
+          const all = allocator.byPool(name);
+          const parked = all.filter((a) => a.key === parkedKey);
+          const pods = new Set(all.filter((a) => a.key !== parkedKey).map((a) => a.key));
+          this.set({ pool: name, state: 'in-use' }, pods.size);
+          this.set({ pool: name, state: 'parked' }, ofMainFamily(parked, (a) => a.family).length);
         }
       },
     });

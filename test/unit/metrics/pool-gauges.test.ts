@@ -18,6 +18,7 @@ const config = parsePoolConfig([
     subnet: '10.0.101.0/24',
     gateway: '10.0.101.1',
   },
+  { nodeSubnets: ['10.0.3.0/24'], ips: ['fd01::10~fd01::20'], subnet: 'fd01::/64', gateway: 'fd01::1' },
 ]);
 const held = { policy: ReleasePolicy.Never, nodeName: 'n', podUid: 'u' };
 const parked = { policy: ReleasePolicy.Never, nodeName: '', podUid: '' };
@@ -55,4 +56,13 @@ test('an IPv4-only pool counts one address per pod', async () => {
   allocator.allocateIP('10.0.101.13', 'pool__p_x_dp_ns_app_app-1', held);
 
   expect(await poolGauges(allocator)).toEqual({ 'in-use': 2, parked: 1 });
+});
+
+test('a pod in an IPv6-only node subnet counts against the size like any other', async () => {
+  const allocator = new Allocator(config);
+  allocator.allocateIP('10.0.101.10', 'pool__p_dp_ns_app_app-1', held);
+  allocator.allocateIP('10.0.101.11', 'pool__p_dp_ns_app_app-2', held);
+  allocator.allocateIP('fd01::10', 'pool__p_dp_ns_app_app-3', held);
+
+  expect(await poolGauges(allocator)).toEqual({ 'in-use': 3, parked: 0 });
 });
