@@ -145,25 +145,39 @@ export class FloatingIPFollower {
     if (ip === undefined) return;
     this.versions.applyEvent(ip, versionOf(object), () => {
       const held = this.allocator.get(ip);
-      const holder = held ? this.observer.stillHeld?.(held) : undefined;
-      const kept = held && holder ? this.keep(held, holder) : undefined;
-      if (held && !kept && !held.reserved && held.podUid !== '' && this.observer.verifyHeld) {
-        // memory keeps it while the API server says whether its pod lives
-        void this.verify(held);
-        return;
-      }
-      if (kept) {
-        // `kubectl delete floatingip` of a running pod's address (or of a reservation made over
-        // it): freeing it would hand the pod's address to the next pod while this one runs with it
-        this.log.warn(
-          { ip, key: kept.key, podUid: kept.podUid, was: held?.key },
-          `FloatingIP ${object.metadata?.name} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds ${ip}; it stays held and its object is written again`,
-        );
-        this.restore(kept);
-        return;
-      }
-      if (this.allocator.unload(ip)) this.observer.freed?.(ip);
+      if (held) this.settleGone(held);
     });
+  }
+
+  /**
+   * The object of memory's allocation `held` is gone (deleted by someone else: a watch event, or a
+   * write of the store's own that found it gone). The address stays held for a live pod that holds
+   * it (the allocation's own incarnation, or a bound pod whose annotation names it) and its object
+   * is written again; otherwise it is free. Memory may be stale here (a new leader whose watches
+   * were silent): what memory thought held the address matters less than who runs with it.
+   * `verify`: when the pod cache cannot vouch for the allocation's own pod, keep the address while
+   * the API server is asked (a release that found the object gone already knows its pod is done).
+   */
+  settleGone(held: Allocation, verify = true): void {
+    const ip = held.ip;
+    const holder = this.observer.stillHeld?.(held);
+    const kept = holder ? this.keep(held, holder) : undefined;
+    if (verify && !kept && !held.reserved && held.podUid !== '' && this.observer.verifyHeld) {
+      // memory keeps it while the API server says whether its pod lives
+      void this.verify(held);
+      return;
+    }
+    if (kept) {
+      // `kubectl delete floatingip` of a running pod's address (or of a reservation made over
+      // it): freeing it would hand the pod's address to the next pod while this one runs with it
+      this.log.warn(
+        { ip, key: kept.key, podUid: kept.podUid, was: held.key },
+        `FloatingIP ${objectNameOf(ip)} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds ${ip}; it stays held and its object is written again`,
+      );
+      this.restore(kept);
+      return;
+    }
+    if (this.allocator.unload(ip)) this.observer.freed?.(ip);
   }
 
   /** Asks the API server whether `held`'s pod lives: kept and written again, or freed. */

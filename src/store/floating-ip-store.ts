@@ -200,12 +200,16 @@ export class FloatingIPStore {
         try {
           await this.api.delete(objectNameOf(current.ip), known !== undefined ? String(known) : undefined);
         } catch (err) {
+          if (isNotFound(err)) {
+            // someone else deleted it first (kubectl delete floatingip), and memory may be stale (a
+            // new leader whose watches were silent): the key is done with it, but a live pod may
+            // run with the address, as the object someone deleted may have said
+            if (this.allocator.get(current.ip) === current) this.follower.settleGone(current, false);
+            return current;
+          }
           // a delete whose answer was lost (the connection reset after the API server applied it)
-          // is done all the same: the object read back gone is the release made, as a 404 is
-          if (
-            !isNotFound(err) &&
-            !((await this.reread(current.ip, err)) && !this.allocator.get(current.ip))
-          ) {
+          // is done all the same: the object read back gone is the release made
+          if (!((await this.reread(current.ip, err)) && !this.allocator.get(current.ip))) {
             if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
             throw this.refusal(err, current.ip);
           }

@@ -22,7 +22,7 @@ import {
   fromFloatingIPObject,
 } from '../../src/store/floating-ip-object.js';
 import { FloatingIPStore, type ObjectProblem } from '../../src/store/floating-ip-store.js';
-import { kubectl, waitFor } from './helpers.js';
+import { eventually, kubectl, waitFor } from './helpers.js';
 
 const NODES = '10.0.1.0/24';
 const CONFIG = parsePoolConfig([
@@ -260,6 +260,46 @@ test('an object deleted by someone else while the store writes it: the address i
   expect(store.allocator.get(a!.ip)).toBeUndefined();
   // pods waiting for a free address of its subnet are sent back on this
   expect(freed).toEqual([a!.ip]);
+});
+
+test('a release that finds the object deleted by someone else keeps the address for a live pod running with it', async () => {
+  // memory may be stale (a new leader whose watches were silent): what it thought held the address
+  // is done with it, but the pod cache says another pod runs with it, as the deleted object did
+  const kubeConfig = server.kubeConfig();
+  const freed: string[] = [];
+  const runningWith = new Map<string, { key: string; attrs: Attrs }>();
+  const store = new FloatingIPStore(
+    new CustomResourceClient(kubeConfig, FIP),
+    kubeConfig,
+    new Allocator(CONFIG),
+    silentLogger(),
+    { freed: (ip) => freed.push(ip), stillHeld: (a) => runningWith.get(a.ip) },
+  );
+  stores.push(store);
+  await store.start();
+  const [a] = await store.allocate({ key: 'k1', nodeSubnet: NODES, attrs: attrs(), ...v4 });
+  runningWith.set(a!.ip, { key: 'k2', attrs: attrs('node-2', 'uid-2') });
+  // the release's delete waits; meanwhile someone deletes the object (kubectl delete fip)
+  server.faults.delayNext({ verb: 'delete', resource: FLOATING_IP_PLURAL, name: a!.ip }, 300);
+  const release = store.release(a!.ip, { key: 'k1' });
+  await new Promise((r) => setTimeout(r, 100));
+  await custom.deleteClusterCustomObject({ ...FIP, name: a!.ip });
+  await release;
+  expect(store.allocator.get(a!.ip)).toMatchObject({ key: 'k2', podUid: 'uid-2', nodeName: 'node-2' });
+  await eventually(
+    'its object written again for k2',
+    async () => (await getObject(a!.ip).catch(() => undefined))?.spec.key === 'k2',
+  );
+  expect(freed).toEqual([]);
+  // and with no pod running with it, such a release frees the address
+  const [b] = await store.allocate({ key: 'k3', nodeSubnet: NODES, attrs: attrs(), ...v4 });
+  server.faults.delayNext({ verb: 'delete', resource: FLOATING_IP_PLURAL, name: b!.ip }, 300);
+  const second = store.release(b!.ip, { key: 'k3' });
+  await new Promise((r) => setTimeout(r, 100));
+  await custom.deleteClusterCustomObject({ ...FIP, name: b!.ip });
+  await second;
+  expect(store.allocator.get(b!.ip)).toBeUndefined();
+  expect(freed).toEqual([b!.ip]);
 });
 
 test('release of an address that changed hands or is gone is refused', async () => {
