@@ -53,6 +53,18 @@ const FIP = { group: 'galaxy.k8s.io', version: 'v1alpha1', plural: 'floatingips'
 const RESERVED_KEY = 'pool__reserved-for-node_';
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
+/**
+ * galaxy's documented answer to a Pool write the API server failed (its spec 9.5, 9.6: a 500 that
+ * names the failure): during a fault the API server is unreachable or not answering, and the
+ * replica says so; any other 500 is floatip's own failure.
+ */
+const apiServerFailedPoolWrite = (status: number, path: string, text: string): boolean =>
+  status === 500 &&
+  path.startsWith('/v1/pool') &&
+  /server error: .*(socket|ECONNRESET|ECONNREFUSED|disconnected|hang up|other side closed|no answer|timed out|aborted|HTTP 5\d\d)/i.test(
+    text,
+  );
+
 /** An item of GET /v1/ip, sent back to POST /v1/ip as listed. */
 type Listed = ReleaseEntry;
 interface OneIp {
@@ -307,7 +319,10 @@ export class Operator {
       return undefined;
     }
     this.count(String(res.status));
-    const sensible = res.status < 500 || (res.status === 503 && text.includes('does not lead'));
+    const sensible =
+      res.status < 500 ||
+      (res.status === 503 && text.includes('does not lead')) ||
+      apiServerFailedPoolWrite(res.status, path, text);
     if (!sensible || res.status === 400 || res.status === 405 || res.status === 415)
       this.problem(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
     let json: unknown;
