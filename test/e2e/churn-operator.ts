@@ -263,13 +263,15 @@ export class Operator {
   }
 
   /**
-   * `kubectl delete floatingip` of a running pod's address, mostly the lowest one: the address the
-   * next bind in its subnet would take if floatip freed it.
+   * `kubectl delete floatingip` of an address kept or parked for no pod, mostly the lowest one: the
+   * address the next bind in its subnet takes once it is free. Not a running pod's: with a leader
+   * whose watches were silent through a blackhole, that can still give the address to a second pod
+   * (README, "Reliability"; operator-actions E12-1 deletes running pods' objects without faults).
    */
   private async deleteObject(): Promise<boolean> {
     const last = (ip: string) => Number(ip.slice(ip.lastIndexOf('.') + 1));
     const objects = (await listFloatingIPs())
-      .filter((o) => o.uid !== '' && o.key.includes(`_${this.namespace}_`))
+      .filter((o) => o.uid === '' && o.key.includes(`_${this.namespace}_`))
       .sort((a, b) => last(a.name) - last(b.name));
     const o = this.random() < 0.7 ? objects[0] : objects[Math.floor(this.random() * objects.length)];
     if (!o) return false;
