@@ -54,14 +54,15 @@ const RESERVED_KEY = 'pool__reserved-for-node_';
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /**
- * galaxy's documented answer to a Pool write the API server failed (its spec 9.5, 9.6: a 500 that
- * names the failure): during a fault the API server is unreachable or not answering, and the
- * replica says so; any other 500 is floatip's own failure.
+ * A Pool write the API server failed under a fault (unreachable, not answering), as the replica
+ * words it: galaxy's documented 500 (its spec 9.5, 9.6: `server error: failed to create Pool: ...`),
+ * or the 503 floatip answers when a deletion could not reach the API server. Any other 5xx is
+ * floatip's own failure.
  */
 const apiServerFailedPoolWrite = (status: number, path: string, text: string): boolean =>
-  status === 500 &&
+  (status === 500 || status === 503) &&
   path.startsWith('/v1/pool') &&
-  /server error: .*(socket|ECONNRESET|ECONNREFUSED|disconnected|hang up|other side closed|no answer|timed out|aborted|HTTP 5\d\d)/i.test(
+  /(server error|service unavailable): .*(socket|ECONNRESET|ECONNREFUSED|disconnected|hang up|other side closed|no answer|timed out|aborted|HTTP 5\d\d)/i.test(
     text,
   );
 
