@@ -70,6 +70,8 @@ export class Reflector<T extends KubernetesObject> {
   private abort: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private everSynced = false;
+  /** catchUp() callers, each resolved by the first list begun after its call. */
+  private catchUps: { resolve: () => void; reject: (err: Error) => void }[] = [];
 
   constructor(private readonly options: ReflectorOptions<T>) {
     this.connection = new ApiConnection(options.kubeConfig);
@@ -113,6 +115,23 @@ export class Reflector<T extends KubernetesObject> {
     this.watching?.();
     this.abort?.();
     await this.loop;
+    for (const waiter of this.catchUps.splice(0)) {
+      waiter.reject(new Error(`${this.options.name}: stopped before it caught up`));
+    }
+  }
+
+  /**
+   * Resolves once a list begun after this call is in the cache, the differences reported as events.
+   * A watch may be silent for up to its timeout and grace before anyone can tell, so whoever must
+   * decide on what the API server holds now (a replica that has just taken the Lease) asks for
+   * this rather than trusting the watch. Retries the list until it works; rejects only on stop().
+   */
+  catchUp(): Promise<void> {
+    if (this.stopped) return Promise.reject(new Error(`${this.options.name}: stopped`));
+    const caughtUp = new Promise<void>((resolve, reject) => this.catchUps.push({ resolve, reject }));
+    // the watch (healthy or silent) ends at once, and the loop lists before it watches again
+    this.abort?.();
+    return caughtUp;
   }
 
   get synced(): boolean {
@@ -134,11 +153,16 @@ export class Reflector<T extends KubernetesObject> {
   private async follow(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
+      if (this.catchUps.length > 0) {
+        await this.listForCatchUps();
+        continue;
+      }
       try {
         await this.watchOnce();
         failures = 0;
       } catch (err) {
         if (this.stopped) return;
+        if (this.catchUps.length > 0) continue;
         failures++;
         const gone = err instanceof KubeApiError && err.status === 410;
         this.options.log.info(
@@ -261,6 +285,23 @@ export class Reflector<T extends KubernetesObject> {
     if (this.options.keep !== 'versions') return trimmed(object);
     const { name, namespace, resourceVersion } = object.metadata ?? {};
     return { metadata: { name, namespace, resourceVersion } } as T;
+  }
+
+  /** One list for everyone waiting in catchUp() when it begins; on failure they wait for the next. */
+  private async listForCatchUps(): Promise<void> {
+    const waiting = this.catchUps.splice(0);
+    try {
+      await this.relist();
+    } catch (err) {
+      this.options.log.warn(
+        { resource: this.options.name, err: (err as Error).message },
+        'list to catch up failed; retrying',
+      );
+      this.catchUps.unshift(...waiting);
+      await sleep(BACKOFF_MS[1]!);
+      return;
+    }
+    for (const waiter of waiting) waiter.resolve();
   }
 
   /** Lists everything and reports what changed since the cache was last right. */

@@ -17,7 +17,7 @@ const pod = (name: string, resourceVersion: string): V1Pod => ({
  * A tiny API server: the pod list is empty; watches are answered by `watches[i]` in turn (the
  * last one for every later watch). Records each watch's query.
  */
-async function apiServer(watches: ((res: ServerResponse) => void)[]) {
+async function apiServer(watches: ((res: ServerResponse) => void)[], listed: ListAnswer = { items: [] }) {
   const queries: URLSearchParams[] = [];
   const lists: number[] = [];
   const open = new Set<ServerResponse>();
@@ -25,8 +25,20 @@ async function apiServer(watches: ((res: ServerResponse) => void)[]) {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.searchParams.get('watch') !== 'true') {
       lists.push(Date.now());
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'PodList', items: [], metadata: { resourceVersion: '1' } }));
+      if (listed.failing) {
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"kind":"Status","code":500}');
+        return;
+      }
+      // the list as it is when asked, answered after the delay
+      const answer = JSON.stringify({
+        kind: 'PodList',
+        items: listed.items,
+        metadata: { resourceVersion: listed.version ?? '1' },
+      });
+      setTimeout(
+        () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer),
+        listed.delayMs ?? 0,
+      );
       return;
     }
     queries.push(url.searchParams);
@@ -55,6 +67,14 @@ async function apiServer(watches: ((res: ServerResponse) => void)[]) {
   };
 }
 
+/** What the server's pod list answers, changed by a test as it goes. */
+interface ListAnswer {
+  items: V1Pod[];
+  version?: string;
+  failing?: boolean;
+  delayMs?: number;
+}
+
 /** Headers sent, then nothing: the stream stays open and silent. */
 const silentStream = (res: ServerResponse) => {
   res.writeHead(200, { 'content-type': 'application/json' });
@@ -76,7 +96,7 @@ async function cacheHas(reflector: Reflector<V1Pod>, name: string, withinMs: num
   return Date.now() - start;
 }
 
-function podReflector(kc: KubeConfig): Reflector<V1Pod> {
+function podReflector(kc: KubeConfig, watchTimeoutSeconds = 1): Reflector<V1Pod> {
   const core = kc.makeApiClient(CoreV1Api);
   return new Reflector<V1Pod>({
     name: 'pods',
@@ -84,7 +104,7 @@ function podReflector(kc: KubeConfig): Reflector<V1Pod> {
     list: (page) => core.listPodForAllNamespaces(page),
     kubeConfig: kc,
     log: silentLogger(),
-    watchTimeoutSeconds: 1,
+    watchTimeoutSeconds,
   });
 }
 
@@ -260,6 +280,100 @@ describe('Reflector reading the watch stream', () => {
       expect(api.lists[1]! - api.lists[0]!).toBeLessThan(150);
     } finally {
       await reflector.stop();
+      await api.close();
+    }
+  });
+});
+
+describe('Reflector.catchUp: the cache as the API server has it now, whatever the watch missed', () => {
+  test('a silent watch is given up at once: catchUp lists again, reports what changed, and watches from there', async () => {
+    const listed: ListAnswer = { items: [pod('gone', '1')] };
+    const api = await apiServer([silentStream, silentStream], listed);
+    // a watch that the reflector itself would find silent only after 30 s and the grace
+    const reflector = podReflector(api.kc, 30);
+    const seen: string[] = [];
+    reflector.on('add', (p) => seen.push(`add ${p.metadata?.name}`));
+    reflector.on('delete', (p) => seen.push(`delete ${p.metadata?.name}`));
+    try {
+      await reflector.start();
+      expect(reflector.get('default', 'gone')).toBeDefined();
+      // meanwhile at the API server, unseen through the silent watch: one pod deleted, one created
+      listed.items = [pod('new', '5')];
+      listed.version = '5';
+      const before = Date.now();
+      await reflector.catchUp();
+      expect(Date.now() - before).toBeLessThan(2000);
+      expect(reflector.get('default', 'new')).toBeDefined();
+      expect(reflector.get('default', 'gone')).toBeUndefined();
+      expect(seen).toEqual(['add gone', 'delete gone', 'add new']);
+      expect(api.lists.length).toBe(2);
+      // and it follows on from that list's version, on a new watch
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(api.queries.length).toBe(2);
+      expect(api.queries[1]!.get('resourceVersion')).toBe('5');
+    } finally {
+      await reflector.stop();
+      await api.close();
+    }
+  });
+
+  test('a list that fails is tried again: catchUp resolves only once one has worked', async () => {
+    const listed: ListAnswer = { items: [] };
+    const api = await apiServer([silentStream], listed);
+    const reflector = podReflector(api.kc, 30);
+    try {
+      await reflector.start();
+      listed.failing = true;
+      let done = false;
+      const caughtUp = reflector.catchUp().then(() => (done = true));
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(done).toBe(false);
+      expect(api.lists.length).toBeGreaterThanOrEqual(3); // the first, and at least two tries
+      listed.failing = false;
+      listed.items = [pod('p', '7')];
+      await caughtUp;
+      expect(reflector.get('default', 'p')).toBeDefined();
+    } finally {
+      await reflector.stop();
+      await api.close();
+    }
+  });
+
+  test('callers who ask while a catch-up list is under way wait for a list begun after they asked', async () => {
+    const listed: ListAnswer = { items: [], delayMs: 300 };
+    const api = await apiServer([silentStream], listed);
+    const reflector = podReflector(api.kc, 30);
+    try {
+      await reflector.start();
+      const first = reflector.catchUp();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(api.lists.length).toBe(2); // the catch-up list is asked, not yet answered
+      listed.items = [pod('later', '9')];
+      const second = reflector.catchUp();
+      await first;
+      expect(reflector.get('default', 'later')).toBeUndefined();
+      await second;
+      expect(reflector.get('default', 'later')).toBeDefined();
+      expect(api.lists.length).toBe(3);
+    } finally {
+      await reflector.stop();
+      await api.close();
+    }
+  });
+
+  test('stop() ends every wait: a catch-up that cannot happen is rejected, not left hanging', async () => {
+    const listed: ListAnswer = { items: [] };
+    const api = await apiServer([silentStream], listed);
+    const reflector = podReflector(api.kc, 30);
+    try {
+      await reflector.start();
+      listed.failing = true;
+      const caughtUp = reflector.catchUp();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await reflector.stop();
+      await expect(caughtUp).rejects.toThrow('pods: stopped before it caught up');
+      await expect(reflector.catchUp()).rejects.toThrow('pods: stopped');
+    } finally {
       await api.close();
     }
   });
