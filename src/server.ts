@@ -149,7 +149,17 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     elector?.assertLeader();
   };
   let shuttingDown = false;
-  const serving = () => isLeader() && !shuttingDown;
+  // a replica that has just taken the Lease decides only once its caches hold what the API server
+  // holds since then: a watch can be silent for its timeout and grace (a blackholed path) before
+  // anyone can tell, and one stale view gave a running pod's address to a second pod (the churn)
+  let caughtUp = options.leaderElection === undefined;
+  const notDecidingBecause = (): string | undefined => {
+    if (!isLeader() || shuttingDown) return 'this replica does not lead; send changes to the leader';
+    if (!caughtUp)
+      return 'this replica has just taken the Lease and decides once it has read the cluster again; retry';
+    return undefined;
+  };
+  const serving = () => notDecidingBecause() === undefined;
 
   const written = new KubeEventRecorder(kubeConfig, log);
   // every Event goes through the dashboard's list of the latest on its way to the API server
@@ -333,7 +343,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
               return elector?.identity ?? '';
             },
             decides: serving,
-            leaderAddress: () => elector?.leaderAddress(),
+            // while it catches up this replica leads, and the call waits here rather than on itself
+            leaderAddress: () => (isLeader() ? undefined : elector?.leaderAddress()),
+            noLeaderBecause: () => (isLeader() ? notDecidingBecause() : undefined),
             refresh: async () => elector?.refreshLeader(),
           },
           {
@@ -408,6 +420,18 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       // with --health-port 0 this line is the only place that says which port it is
       log.info({ url: healthUrl }, 'health probes listening');
     }
+    // lists again everything decisions read, then takes every running pod's addresses for it
+    // (adoption), so that no bind hands out an address whose object this replica never saw
+    const catchUp = async () => {
+      await Promise.all([
+        config.catchUp(),
+        store.catchUp(),
+        pools.catchUp(),
+        cluster.catchUp(),
+        workloads.catchUp(),
+      ]);
+      await lifecycle.adoptRunning();
+    };
     if (options.leaderElection) {
       const leading = new LeaderElector(
         {
@@ -418,10 +442,27 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         },
         {
           onStartedLeading: () => {
-            lifecycle.start();
-            requeue.maybeStartedServing();
+            const term = leading.leadership();
+            const started = Date.now();
+            catchUp().then(
+              () => {
+                if (term === undefined || leading.leadership() !== term) return;
+                caughtUp = true;
+                log.info(
+                  { ms: Date.now() - started },
+                  'caught up with the API server; deciding as the leader',
+                );
+                lifecycle.start();
+                requeue.maybeStartedServing();
+              },
+              (err: unknown) =>
+                log.warn({ err: (err as Error).message }, 'stopped before catching up with the API server'),
+            );
           },
-          onStoppedLeading: () => void lifecycle.pause(),
+          onStoppedLeading: () => {
+            caughtUp = false;
+            void lifecycle.pause();
+          },
         },
       );
       elector = leading;
@@ -445,7 +486,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         locks,
         events,
         log,
-        serving,
+        notDecidingBecause,
         metrics: async (_req, res) => {
           res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
         },

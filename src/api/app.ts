@@ -34,10 +34,11 @@ export interface RestDeps {
    */
   readonly authenticate?: RequestHandler;
   /**
-   * Whether this replica may change anything (the leader, not shutting down). Followers still
-   * answer reads from their caches; writes get 503 so that a client retries on the leader.
+   * Why this replica may not change anything now (a follower; a leader still catching up; shutting
+   * down), or undefined when it may. Followers still answer reads from their caches; writes get 503
+   * with this reason, so that a client retries on the leader.
    */
-  readonly serving?: () => boolean;
+  readonly notDecidingBecause?: () => string | undefined;
   /** The Prometheus handler for /metrics (galaxy serves metrics on this port). */
   readonly metrics?: RequestHandler;
   /** Check every answer against the OpenAPI document too (tests). */
@@ -96,13 +97,13 @@ export function restApp(deps: RestDeps): express.Express {
   if (deps.authenticate) app.use(deps.authenticate);
   app.use(jsonBody(deps.bodyLimitBytes ?? REST_BODY_LIMIT));
   app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
-  const serving = deps.serving;
-  if (serving) {
+  const notDecidingBecause = deps.notDecidingBecause;
+  if (notDecidingBecause) {
     app.use((req: Request, res: Response, next: NextFunction) => {
       // the caller's routing, not this replica failing: answered, not logged as an error with its
       // stack (one line per write sent to a follower, which anyone could send)
-      if (req.method !== 'GET' && req.method !== 'HEAD' && !serving())
-        return sendError(res, 503, 'this replica does not lead; send changes to the leader');
+      const why = req.method !== 'GET' && req.method !== 'HEAD' ? notDecidingBecause() : undefined;
+      if (why !== undefined) return sendError(res, 503, why);
       next();
     });
   }

@@ -103,6 +103,11 @@ export class Lifecycle {
     }
   }
 
+  /** Every running pod's addresses taken for it if memory lacks them (before a new leader decides). */
+  adoptRunning(): Promise<void> {
+    return this.adoption.sweep(this.deps.cluster.pods.list().filter((pod) => this.wants(pod)));
+  }
+
   /** Stops acting but keeps collecting what happens (on losing leadership). */
   async pause(): Promise<void> {
     clearTimeout(this.timer);
@@ -131,7 +136,7 @@ export class Lifecycle {
     let unchecked: number;
     try {
       unchecked = await this.leaks.sweep();
-      await this.adoption.sweep(this.deps.cluster.pods.list().filter((pod) => this.wants(pod)));
+      await this.adoptRunning();
       await this.ttl.expire();
     } catch (err) {
       this.deps.observer?.resynced?.('failure');

@@ -126,6 +126,11 @@ export class PoolConfigSource {
     return this.reflector?.stop() ?? Promise.resolve();
   }
 
+  /** The configuration as the API server's ConfigMap has it now (Reflector.catchUp). */
+  catchUp(): Promise<void> {
+    return this.reflector?.catchUp() ?? Promise.resolve();
+  }
+
   private involved(uid?: string): InvolvedObject {
     return {
       apiVersion: 'v1',

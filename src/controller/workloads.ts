@@ -81,6 +81,11 @@ export class Workloads {
     return this.crds.stop();
   }
 
+  /** The custom kinds as the API server has them now (Reflector.catchUp). */
+  catchUp(): Promise<void> {
+    return this.crds.catchUp();
+  }
+
   /** Custom kinds with a scale subresource, by key type prefix (lower-case kind + `_`). */
   private refreshScalable(): void {
     const scalable = new Map<string, ScalableKind>();

@@ -17,6 +17,8 @@ export interface LeaderView {
   decides(): boolean;
   /** The address the leader published on the Lease (a URL), if one is known. */
   leaderAddress(): string | undefined;
+  /** Why no leader is asked when none is known (this replica leads but does not decide yet). */
+  noLeaderBecause?(): string | undefined;
   /** Reads the Lease afresh (after a failed attempt: the leadership may have moved). */
   refresh?(): Promise<void>;
 }
@@ -103,11 +105,14 @@ export class LeaderForward {
   ): Promise<ForwardedAnswer | undefined> {
     if (this.view.decides()) return undefined;
     if (forwardedBy !== undefined) {
+      const why = this.view.noLeaderBecause?.();
       return {
         status: 503,
         headers: { [NOT_LEADER_HEADER]: this.view.identity },
         body: errorBody(
-          `not the leader: ${this.view.identity} does not hold the Lease (${verb} forwarded by ${forwardedBy}); retry`,
+          why === undefined
+            ? `not the leader: ${this.view.identity} does not hold the Lease (${verb} forwarded by ${forwardedBy}); retry`
+            : `not deciding: ${this.view.identity}: ${why} (${verb} forwarded by ${forwardedBy})`,
         ),
       };
     }
@@ -116,7 +121,7 @@ export class LeaderForward {
     for (;;) {
       if (this.view.decides()) return undefined;
       const address = this.view.leaderAddress();
-      if (address === undefined) why = 'no leader is known';
+      if (address === undefined) why = this.view.noLeaderBecause?.() ?? 'no leader is known';
       else {
         try {
           return await this.post(address, verb, body, deadline - Date.now());

@@ -61,4 +61,9 @@ export class ClusterCache {
   async stop(): Promise<void> {
     await Promise.all(this.all.map((r) => r.stop()));
   }
+
+  /** Every cache as the API server has it now (Reflector.catchUp). */
+  async catchUp(): Promise<void> {
+    await Promise.all(this.all.map((r) => r.catchUp()));
+  }
 }

@@ -120,6 +120,11 @@ export class FloatingIPFollower {
     return this.reflector.stop();
   }
 
+  /** Memory as the API server's objects are now (Reflector.catchUp). */
+  catchUp(): Promise<void> {
+    return this.reflector.catchUp();
+  }
+
   private onObject(object: FloatingIPObject): void {
     const decoded = fromFloatingIPObject(object);
     if (!decoded.ok) {

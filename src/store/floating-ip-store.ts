@@ -86,6 +86,11 @@ export class FloatingIPStore {
     return this.follower.stop();
   }
 
+  /** Memory as the API server's objects are now, whatever the watch missed (Reflector.catchUp). */
+  catchUp(): Promise<void> {
+    return this.follower.catchUp();
+  }
+
   // ---- decisions, persisted
 
   /**

@@ -74,6 +74,11 @@ export class PoolStore {
     return this.reflector.stop();
   }
 
+  /** The Pools as the API server has them now (Reflector.catchUp). */
+  catchUp(): Promise<void> {
+    return this.reflector.catchUp();
+  }
+
   get(name: string): Pool | undefined {
     const object = this.reflector.get(this.namespace, name);
     return object ? decodePool(object) : undefined;

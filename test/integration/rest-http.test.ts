@@ -111,7 +111,10 @@ test('R3 a gzip body is held to 5 MiB once inflated, and one near the limit stil
 
 test('R4 a write sent to a replica that does not lead is a 503, and no error line in its log', async () => {
   const { log, lines } = capturedLog();
-  const url = await world.serveRest({ log, serving: () => false });
+  const url = await world.serveRest({
+    log,
+    notDecidingBecause: () => 'this replica does not lead; send changes to the leader',
+  });
   for (let i = 0; i < 20; i++) {
     const res = await fetch(`${url}/v1/ip`, {
       method: 'POST',

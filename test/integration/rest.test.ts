@@ -1155,7 +1155,7 @@ describe('R8 hooks', () => {
     const url = await world.serveRest({
       log,
       validateResponses: true,
-      serving: () => false,
+      notDecidingBecause: () => 'this replica does not lead; send changes to the leader',
     });
     await hold('10.0.100.7', 'pool__p1_');
     expect((await fetch(`${url}/v1/ip?poolName=p1`)).status).toBe(200);
