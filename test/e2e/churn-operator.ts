@@ -264,15 +264,15 @@ export class Operator {
   }
 
   /**
-   * `kubectl delete floatingip` of an address kept or parked for no pod, mostly the lowest one: the
-   * address the next bind in its subnet takes once it is free. Not a running pod's: with a leader
-   * whose watches were silent through a blackhole, that can still give the address to a second pod
-   * (README, "Reliability"; operator-actions E12-1 deletes running pods' objects without faults).
+   * `kubectl delete floatingip` of an address a running pod holds or one kept or parked for no pod,
+   * mostly the lowest one: the address the next bind in its subnet takes once it is free. A running
+   * pod's, deleted while a replica's watches are silent, once reached a second pod through that
+   * replica taking the Lease (README, "High availability": a new leader catches up first).
    */
   private async deleteObject(): Promise<boolean> {
     const last = (ip: string) => Number(ip.slice(ip.lastIndexOf('.') + 1));
     const objects = (await listFloatingIPs())
-      .filter((o) => o.uid === '' && o.key.includes(`_${this.namespace}_`))
+      .filter((o) => o.key.includes(`_${this.namespace}_`))
       .sort((a, b) => last(a.name) - last(b.name));
     const o = this.random() < 0.7 ? objects[0] : objects[Math.floor(this.random() * objects.length)];
     if (!o) return false;
@@ -324,7 +324,8 @@ export class Operator {
     this.count(String(res.status));
     const sensible =
       res.status < 500 ||
-      (res.status === 503 && text.includes('does not lead')) ||
+      // a follower, or a leader still reading the cluster since it took the Lease
+      (res.status === 503 && /does not lead|decides once it has read the cluster again/.test(text)) ||
       apiServerFailedPoolWrite(res.status, path, text);
     if (!sensible || res.status === 400 || res.status === 405 || res.status === 415)
       this.problem(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
