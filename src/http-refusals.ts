@@ -1,6 +1,6 @@
 // Two requests node's HTTP server refuses itself, with a bare status line and no word of why: an
 // HTTP/1.1 request without a Host header (400) and an Expect other than 100-continue (417). Every
-// other refusal of the ports says what was wrong (clientErrorAnswer in server.ts), and so do these,
+// other refusal of the ports says what was wrong (clientErrorAnswer in ports.ts), and so do these,
 // in plain text as those do, closing the connection.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 

@@ -1,11 +1,7 @@
 // The composition root: builds every room from the options, starts them in order, and stops them
 // in reverse. Start: CRDs -> configuration -> FloatingIP objects restored -> Pools and cluster
 // caches -> the extender listens.
-import { type RequestListener, type Server, createServer, maxHeaderSize } from 'node:http';
-import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
-import { refuseExpectation, requiringHost } from './http-refusals.js';
-import type { Duplex } from 'node:stream';
-import type { AddressInfo } from 'node:net';
+import type { Server as HttpsServer } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { restApp } from './api/index.js';
 import { startUsageSampling } from './api/dashboard.js';
@@ -36,6 +32,7 @@ import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election
 import { shareConnections } from './kube/shared-agent.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
+import { INBOUND_REQUEST_TIMEOUT_MS, close, listen, urlOf } from './ports.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
 import { DecisionLocks } from './store/decision-locks.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
@@ -89,6 +86,8 @@ export interface FloatipOptions {
   readonly clock?: () => number;
   /** Leader election on a Lease; without it this replica always leads. */
   readonly leaderElection?: Omit<LeaderElectorOptions, 'kubeConfig' | 'log'>;
+  /** How long a caller may take to send a whole request on any port (default INBOUND_REQUEST_TIMEOUT_MS). */
+  readonly requestTimeoutMs?: number;
 }
 
 export interface WebhookOptions {
@@ -216,6 +215,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     guard,
   );
   const locks = new DecisionLocks();
+  const at = { host: options.bind, requestTimeoutMs: options.requestTimeoutMs ?? INBOUND_REQUEST_TIMEOUT_MS };
   const stops: (() => Promise<void>)[] = [];
   let healthUrl: string | undefined;
   try {
@@ -269,7 +269,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       const hook = await listen(
         'the admission webhook port (--webhook-port)',
         webhookApp((request) => judge(deps, request), log),
-        options.bind,
+        at,
         port,
         served,
       );
@@ -379,7 +379,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         },
         inFlight,
       ),
-      options.bind,
+      at,
       options.port,
       options.tls && {
         ...options.tls,
@@ -412,7 +412,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       const healthServer = await listen(
         'the health port (--health-port)',
         healthHandler(() => notServingBecause() ?? notReadyBecause()),
-        options.bind,
+        at,
         options.healthPort,
       );
       stops.push(() => close(healthServer));
@@ -498,7 +498,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
         dashboard: { events, usage, parkedTtlMs: options.parkedIpTtlMs ?? 0, clock },
       }),
-      options.bind,
+      at,
       options.apiPort ?? 0,
       options.tls,
     );
@@ -541,92 +541,3 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
 
 /** How often the dashboard's usage history is sampled (it keeps an hour). */
 const USAGE_SAMPLE_MS = 30_000;
-
-/**
- * The answer to a request node's HTTP parser refused before any handler saw it (a raw non-ASCII
- * byte in the request line, two Content-Lengths, Transfer-Encoding beside Content-Length, headers
- * over node's limit): node's own is a bare status line, which leaves the caller guessing. Plain
- * text on every port, as the CONNECT answer: the parser failed before the path was known, so the
- * port's JSON shape would be a guess too. The connection is closed, since what follows the bad
- * bytes cannot be framed.
- */
-export function clientErrorAnswer(err: Error & { code?: string; reason?: string }): string {
-  const [status, text, body] =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? [
-          431,
-          'Request Header Fields Too Large',
-          `request header fields too large: over ${maxHeaderSize} bytes`,
-        ]
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADER_TIMEOUT'
-        ? [408, 'Request Timeout', 'request timeout: the request did not arrive in time']
-        : [400, 'Bad Request', `bad request: ${err.reason ?? err.message}`];
-  return (
-    `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
-  );
-}
-
-/** A port floatip was told to serve on could not be opened (in use, not permitted). */
-export class ListenError extends Error {
-  readonly kind = 'unavailable';
-}
-
-function listen(
-  what: string,
-  app: RequestListener,
-  host: string,
-  port: number,
-  tls?: { readonly cert: string; readonly key: string },
-): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const guarded = requiringHost(app);
-    const server = tls
-      ? createHttpsServer({ ...tls, requireHostHeader: false }, guarded)
-      : createServer({ requireHostHeader: false }, guarded);
-    server.on('checkExpectation', refuseExpectation);
-    // CONNECT asks for a tunnel, which no port of floatip offers; without this node drops the
-    // connection without a word, where every other method a path does not take gets a 405
-    server.on('connect', (_req, socket: Duplex) => {
-      socket.on('error', () => undefined);
-      socket.end(
-        'HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\n' +
-          'Content-Length: 27\r\nConnection: close\r\n\r\nmethod not allowed: CONNECT',
-      );
-    });
-    server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
-      // a reset connection cannot be answered; nor one whose response has begun (a pipelined
-      // request after it), where a status line would land inside that response
-      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-      if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
-        socket.destroy();
-        return;
-      }
-      socket.on('error', () => undefined);
-      socket.end(clientErrorAnswer(err));
-    });
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      const where = `${host}:${port}`;
-      const why =
-        err.code === 'EADDRINUSE'
-          ? 'is already in use'
-          : err.code === 'EACCES'
-            ? 'may not be opened by this user'
-            : `cannot be opened: ${err.message}`;
-      reject(new ListenError(`${what} ${where} ${why}`));
-    });
-    server.listen(port, host, () => resolve(server));
-  });
-}
-
-function urlOf(bind: string, server: Server, tls?: unknown): string {
-  const { port } = server.address() as AddressInfo;
-  return `${tls ? 'https' : 'http'}://${bind === '0.0.0.0' ? '127.0.0.1' : bind}:${port}`;
-}
-
-function close(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}

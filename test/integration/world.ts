@@ -36,6 +36,8 @@ export interface WorldOptions {
    * the server's own kubeconfig if not given.
    */
   readonly floatipKubeConfig?: (server: EmbeddedApiServer) => Promise<KubeConfig>;
+  /** How long a caller may take to send a request to floatip's ports (its default if not given). */
+  readonly requestTimeoutMs?: number;
 }
 
 export interface PodSpec {
@@ -114,6 +116,7 @@ export class World {
       resyncIntervalMs: 0,
       parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
       clock: options.clock,
+      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     });
   }
 

@@ -7,7 +7,7 @@ import { GalaxyConfigError } from '../../src/config/galaxy-config.js';
 import * as ipam from '../../src/ipam/index.js';
 import { KubeApiError } from '../../src/kube/custom-resources.js';
 import { NotLeaderError } from '../../src/kube/leader-election.js';
-import { ListenError } from '../../src/server.js';
+import { ListenError } from '../../src/ports.js';
 import { StaleDecisionError } from '../../src/store/floating-ip-store.js';
 
 const { kindOf } = ipam;

@@ -1,0 +1,114 @@
+// The ports floatip serves (the extender, the REST API, the health port, the admission webhook),
+// opened alike: every refusal a caller's bytes earn before any handler runs is answered in words,
+// and no caller may keep a socket longer than INBOUND_REQUEST_TIMEOUT_MS to send its request.
+import { type RequestListener, type Server, createServer, maxHeaderSize } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { refuseExpectation, requiringHost } from './http-refusals.js';
+
+/**
+ * A request's headers and body must all have arrived within this, on every port. node's default
+ * is 300 s, so a caller sending a byte now and then held a socket and its buffers five minutes on
+ * ports anyone may reach. A minute is far above what a real caller needs: kube-scheduler's calls
+ * end within its httpTimeout, a REST body is at most 5 MiB, an admission review far less.
+ */
+export const INBOUND_REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * The answer to a request node's HTTP parser refused before any handler saw it (a raw non-ASCII
+ * byte in the request line, two Content-Lengths, Transfer-Encoding beside Content-Length, headers
+ * over node's limit): node's own is a bare status line, which leaves the caller guessing. Plain
+ * text on every port, as the CONNECT answer: the parser failed before the path was known, so the
+ * port's JSON shape would be a guess too. The connection is closed, since what follows the bad
+ * bytes cannot be framed.
+ */
+export function clientErrorAnswer(err: Error & { code?: string; reason?: string }): string {
+  const [status, text, body] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          `request header fields too large: over ${maxHeaderSize} bytes`,
+        ]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADER_TIMEOUT'
+        ? [408, 'Request Timeout', 'request timeout: the request did not arrive in time']
+        : [400, 'Bad Request', `bad request: ${err.reason ?? err.message}`];
+  return (
+    `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
+/** A port floatip was told to serve on could not be opened (in use, not permitted). */
+export class ListenError extends Error {
+  readonly kind = 'unavailable';
+}
+
+export function listen(
+  what: string,
+  app: RequestListener,
+  { host, requestTimeoutMs }: { readonly host: string; readonly requestTimeoutMs: number },
+  port: number,
+  tls?: { readonly cert: string; readonly key: string },
+): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const guarded = requiringHost(app);
+    const timeouts = {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: requestTimeoutMs,
+      // node checks the deadlines this often (default 30 s, which would half again the bound)
+      connectionsCheckingInterval: Math.min(5000, Math.max(100, requestTimeoutMs / 4)),
+    };
+    const server = tls
+      ? createHttpsServer(
+          { ...tls, ...timeouts, handshakeTimeout: requestTimeoutMs, requireHostHeader: false },
+          guarded,
+        )
+      : createServer({ ...timeouts, requireHostHeader: false }, guarded);
+    server.on('checkExpectation', refuseExpectation);
+    // CONNECT asks for a tunnel, which no port of floatip offers; without this node drops the
+    // connection without a word, where every other method a path does not take gets a 405
+    server.on('connect', (_req, socket: Duplex) => {
+      socket.on('error', () => undefined);
+      socket.end(
+        'HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\n' +
+          'Content-Length: 27\r\nConnection: close\r\n\r\nmethod not allowed: CONNECT',
+      );
+    });
+    server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+      // a reset connection cannot be answered; nor one whose response has begun (a pipelined
+      // request after it), where a status line would land inside that response
+      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+        socket.destroy();
+        return;
+      }
+      socket.on('error', () => undefined);
+      socket.end(clientErrorAnswer(err));
+    });
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'is already in use'
+          : err.code === 'EACCES'
+            ? 'may not be opened by this user'
+            : `cannot be opened: ${err.message}`;
+      reject(new ListenError(`${what} ${where} ${why}`));
+    });
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+export function urlOf(bind: string, server: Server, tls?: unknown): string {
+  const { port } = server.address() as AddressInfo;
+  return `${tls ? 'https' : 'http'}://${bind === '0.0.0.0' ? '127.0.0.1' : bind}:${port}`;
+}
+
+export function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
