@@ -64,7 +64,11 @@ export interface ChurnFigures {
   invariants: Record<Invariant | 'stuck', number>;
   problems: string[];
   /** Silent watches floatip gave up on after a blackhole, and the longest it took (from its start). */
-  silentWatches: { noticed: number; maxMs: number };
+  /**
+   * After each blackhole, within the bound: watches a replica gave up on as silent, and catch-ups of
+   * a replica that took the Lease (each ends every watch it has, silent or not, and lists again).
+   */
+  silentWatches: { noticed: number; caughtUp: number; maxMs: number };
   floatipRestarts: number;
   /**
    * kube-scheduler exits for a corrupted cache: all of them, and those that came as its pod relist
@@ -338,7 +342,10 @@ async function settle(
   }
 }
 
-/** floatip's log lines for watches it gave up on as silent, within a bound after each blackhole. */
+/**
+ * floatip's log lines for watches it gave up on as silent, and for a new leader's catch-up (which
+ * ends them sooner), within a bound after each blackhole.
+ */
 function silentWatchNotices(
   replicas: Replicas,
   records: readonly FaultRecord[],
@@ -346,18 +353,29 @@ function silentWatchNotices(
   const bound = WATCH_TIMEOUT_SECONDS * 1000 + SILENCE_GRACE_MS + BLACKHOLE_MS;
   const windows = records.filter((r) => r.kind === 'blackhole');
   let noticed = 0;
+  let caughtUp = 0;
   let maxMs = 0;
+  const after = (time: unknown): number | undefined => {
+    const at = Number(time);
+    const w = windows.find((b) => at >= b.start && at <= b.start + bound + 10_000);
+    return w ? at - w.start : undefined;
+  };
   for (const p of replicas.all) {
     for (const r of p.records('watch ended; listing again')) {
       if (!String(r.err).includes('silent')) continue;
-      const at = Number(r.time);
-      const w = windows.find((b) => at >= b.start && at <= b.start + bound + 10_000);
-      if (!w) continue;
+      const ms = after(r.time);
+      if (ms === undefined) continue;
       noticed++;
-      maxMs = Math.max(maxMs, at - w.start);
+      maxMs = Math.max(maxMs, ms);
+    }
+    for (const r of p.records('caught up with the API server; deciding as the leader')) {
+      const ms = after(r.time);
+      if (ms === undefined) continue;
+      caughtUp++;
+      maxMs = Math.max(maxMs, ms);
     }
   }
-  return { noticed, maxMs };
+  return { noticed, caughtUp, maxMs };
 }
 
 function exitsSince(before: SchedulerExits): ChurnFigures['schedulerExits'] {
@@ -380,7 +398,7 @@ export function describeFigures(f: ChurnFigures): string {
     `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}; kube-scheduler exits for a corrupted cache ${f.schedulerExits.total} (${f.schedulerExits.onRelist} as its pod relist was applied: kubernetes PR 141255)`,
     `pods ${f.pods}`,
     `invariants: ${inv}`,
-    `silent watches given up on after blackholes: ${f.silentWatches.noticed}, at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
+    `silent watches given up on after blackholes: ${f.silentWatches.noticed}, catch-ups of a new leader: ${f.silentWatches.caughtUp}, at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
     ...(f.operator
       ? [
           `operator: ${Object.entries(f.operator.actions)
