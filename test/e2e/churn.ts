@@ -65,8 +65,9 @@ export interface ChurnFigures {
   problems: string[];
   /** Silent watches floatip gave up on after a blackhole, and the longest it took (from its start). */
   /**
-   * After each blackhole, within the bound: watches a replica gave up on as silent, and catch-ups of
-   * a replica that took the Lease (each ends every watch it has, silent or not, and lists again).
+   * After each blackhole, within the bound: watches a replica gave up on as silent (and when, at
+   * the latest), and catch-ups of a replica that took the Lease (each ends every watch it has, silent
+   * or not, and lists again).
    */
   silentWatches: { noticed: number; caughtUp: number; maxMs: number };
   floatipRestarts: number;
@@ -355,24 +356,20 @@ function silentWatchNotices(
   let noticed = 0;
   let caughtUp = 0;
   let maxMs = 0;
-  const after = (time: unknown): number | undefined => {
-    const at = Number(time);
-    const w = windows.find((b) => at >= b.start && at <= b.start + bound + 10_000);
-    return w ? at - w.start : undefined;
-  };
   for (const p of replicas.all) {
     for (const r of p.records('watch ended; listing again')) {
       if (!String(r.err).includes('silent')) continue;
-      const ms = after(r.time);
-      if (ms === undefined) continue;
+      const at = Number(r.time);
+      const w = windows.find((b) => at >= b.start && at <= b.start + bound + 10_000);
+      if (!w) continue;
       noticed++;
-      maxMs = Math.max(maxMs, ms);
+      maxMs = Math.max(maxMs, at - w.start);
     }
+    // a catch-up ends every watch of its replica; only those within the bound can have ended a
+    // silent one before the replica would have noticed it (later ones are other Lease changes)
     for (const r of p.records('caught up with the API server; deciding as the leader')) {
-      const ms = after(r.time);
-      if (ms === undefined) continue;
-      caughtUp++;
-      maxMs = Math.max(maxMs, ms);
+      const at = Number(r.time);
+      if (windows.some((b) => at >= b.start && at <= b.start + bound)) caughtUp++;
     }
   }
   return { noticed, caughtUp, maxMs };
@@ -398,7 +395,7 @@ export function describeFigures(f: ChurnFigures): string {
     `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}; kube-scheduler exits for a corrupted cache ${f.schedulerExits.total} (${f.schedulerExits.onRelist} as its pod relist was applied: kubernetes PR 141255)`,
     `pods ${f.pods}`,
     `invariants: ${inv}`,
-    `silent watches given up on after blackholes: ${f.silentWatches.noticed}, catch-ups of a new leader: ${f.silentWatches.caughtUp}, at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
+    `silent watches given up on after blackholes: ${f.silentWatches.noticed}, catch-ups of a new leader: ${f.silentWatches.caughtUp}; silence noticed at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
     ...(f.operator
       ? [
           `operator: ${Object.entries(f.operator.actions)
