@@ -57,7 +57,7 @@ export function listen(
     const timeouts = {
       requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
-      // node checks the deadlines this often (default 30 s, which would half again the bound)
+      // node checks the deadlines only this often (its default, 30 s, is half the bound again)
       connectionsCheckingInterval: Math.min(5000, Math.max(100, requestTimeoutMs / 4)),
     };
     const server = tls
