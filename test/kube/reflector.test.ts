@@ -285,6 +285,25 @@ describe('Reflector reading the watch stream', () => {
   });
 });
 
+/**
+ * A reflector on a server whose watches stay silent (the reflector itself would notice only after
+ * 30 s and the grace), started, handed to `body`, then stopped; `listed` is what the lists answer.
+ */
+async function withSilentWatch(
+  listed: ListAnswer,
+  body: (reflector: Reflector<V1Pod>, api: Awaited<ReturnType<typeof apiServer>>) => Promise<void>,
+): Promise<void> {
+  const api = await apiServer([silentStream], listed);
+  const reflector = podReflector(api.kc, 30);
+  try {
+    await reflector.start();
+    await body(reflector, api);
+  } finally {
+    await reflector.stop();
+    await api.close();
+  }
+}
+
 describe('Reflector.catchUp: the cache as the API server has it now, whatever the watch missed', () => {
   test('a silent watch is given up at once: catchUp lists again, reports what changed, and watches from there', async () => {
     const listed: ListAnswer = { items: [pod('gone', '1')] };
@@ -319,10 +338,7 @@ describe('Reflector.catchUp: the cache as the API server has it now, whatever th
 
   test('a list that fails is tried again: catchUp resolves only once one has worked', async () => {
     const listed: ListAnswer = { items: [] };
-    const api = await apiServer([silentStream], listed);
-    const reflector = podReflector(api.kc, 30);
-    try {
-      await reflector.start();
+    await withSilentWatch(listed, async (reflector, api) => {
       listed.failing = true;
       let done = false;
       const caughtUp = reflector.catchUp().then(() => (done = true));
@@ -333,18 +349,12 @@ describe('Reflector.catchUp: the cache as the API server has it now, whatever th
       listed.items = [pod('p', '7')];
       await caughtUp;
       expect(reflector.get('default', 'p')).toBeDefined();
-    } finally {
-      await reflector.stop();
-      await api.close();
-    }
+    });
   });
 
   test('callers who ask while a catch-up list is under way wait for a list begun after they asked', async () => {
     const listed: ListAnswer = { items: [], delayMs: 300 };
-    const api = await apiServer([silentStream], listed);
-    const reflector = podReflector(api.kc, 30);
-    try {
-      await reflector.start();
+    await withSilentWatch(listed, async (reflector, api) => {
       const first = reflector.catchUp();
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(api.lists.length).toBe(2); // the catch-up list is asked, not yet answered
@@ -355,10 +365,7 @@ describe('Reflector.catchUp: the cache as the API server has it now, whatever th
       await second;
       expect(reflector.get('default', 'later')).toBeDefined();
       expect(api.lists.length).toBe(3);
-    } finally {
-      await reflector.stop();
-      await api.close();
-    }
+    });
   });
 
   test('stop() ends every wait: a catch-up that cannot happen is rejected, not left hanging', async () => {
