@@ -345,7 +345,8 @@ export function extenderApp(
     const most = Math.min(limit, verb.limit ?? limit);
     const body = await readBody(req, most, share, budget, lease);
     bodyRead();
-    const raw = decoded(req, body, most);
+    const plainOrInflating = decoded(req, body, most);
+    const raw = plainOrInflating instanceof Buffer ? plainOrInflating : await plainOrInflating;
     // an inflated body is held beside its bytes on the wire
     if (raw !== body && !share.take(raw.length)) throw busy(budget);
     await verb.handler(req, res, readRequest(raw, verb.reader), raw, lease);

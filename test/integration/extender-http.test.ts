@@ -234,3 +234,56 @@ describe('extender HTTP, full Nodes', () => {
 async function waitUntil(done: () => boolean): Promise<void> {
   while (!done()) await sleep(5);
 }
+
+describe('a gzip bomb on the extender port', () => {
+  test('inflates off the event loop, one body at a time: a plain call sent while it inflates is answered first, a gzip one after it, and the bomb is a 413', async () => {
+    const extender = {
+      filter: (_pod: unknown, _nodes: unknown, nodeNames: string[]) => ({
+        nodeNames,
+        failedNodes: {},
+        error: '',
+      }),
+    } as unknown as ExtenderVerbs;
+    // the default limit (256 MiB): inflating up to it takes hundreds of milliseconds on any machine
+    const server = createServer(extenderApp(extender, silentLogger()));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      const bomb = gzipSync(Buffer.alloc(300 * 2 ** 20, 0x20)); // about 300 KB on the wire
+      const order: string[] = [];
+      const socket = connect(port, '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      const bombAnswered = once(socket, 'end').then(() => order.push('bomb'));
+      socket.write(
+        `POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n` +
+          `Content-Length: ${bomb.length}\r\nConnection: close\r\n\r\n`,
+      );
+      await new Promise<void>((resolve) => socket.write(bomb, () => resolve()));
+      // the whole bomb is with the server before this call is sent
+      await sleep(20);
+      const small = JSON.stringify({ Pod: { metadata: { name: 'p' } }, NodeNames: ['a1'] });
+      // one body inflates at a time, so that inflating never holds more than one limit's worth
+      const zipped = fetch(`http://127.0.0.1:${port}/v1/filter`, {
+        method: 'POST',
+        body: gzipSync(small),
+        headers: { 'Content-Encoding': 'gzip' },
+      }).then((r) => {
+        order.push('small, gzip');
+        return r.status;
+      });
+      const res = await fetch(`http://127.0.0.1:${port}/v1/filter`, { method: 'POST', body: small });
+      order.push('small');
+      expect(res.status).toBe(200);
+      await bombAnswered;
+      expect(await zipped).toBe(200);
+      expect(order).toEqual(['small', 'bomb', 'small, gzip']);
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer).toContain('{"Error":"the request body is over 268435456 bytes once inflated"}');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 30_000);
+});
