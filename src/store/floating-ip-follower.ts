@@ -164,25 +164,13 @@ export class FloatingIPFollower {
    * the API server is asked (a release that found the object gone already knows its pod is done).
    */
   settleGone(held: Allocation, verify = true): void {
-    const ip = held.ip;
     const holder = this.observer.stillHeld?.(held);
-    const kept = holder ? this.keep(held, holder) : undefined;
-    if (verify && !kept && !held.reserved && held.podUid !== '' && this.observer.verifyHeld) {
+    if (!holder && verify && !held.reserved && held.podUid !== '' && this.observer.verifyHeld) {
       // memory keeps it while the API server says whether its pod lives
       void this.verify(held);
       return;
     }
-    if (kept) {
-      // `kubectl delete floatingip` of a running pod's address (or of a reservation made over
-      // it): freeing it would hand the pod's address to the next pod while this one runs with it
-      this.log.warn(
-        { ip, key: kept.key, podUid: kept.podUid, was: held.key },
-        `FloatingIP ${objectNameOf(ip)} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds ${ip}; it stays held and its object is written again`,
-      );
-      this.restore(kept);
-      return;
-    }
-    if (this.allocator.unload(ip)) this.observer.freed?.(ip);
+    this.settle(held, holder);
   }
 
   /** Asks the API server whether `held`'s pod lives: kept and written again, or freed. */
@@ -198,11 +186,20 @@ export class FloatingIPFollower {
       return;
     }
     if (this.allocator.get(held.ip) !== held) return; // changed meanwhile (written again, taken)
+    this.settle(held, holder);
+  }
+
+  /**
+   * Kept for `holder` with its object written again, or freed: `kubectl delete floatingip` of a
+   * running pod's address (or of a reservation made over it) must not hand the pod's address to
+   * the next pod while this one runs with it.
+   */
+  private settle(held: Allocation, holder: Holder | undefined): void {
     const kept = holder ? this.keep(held, holder) : undefined;
     if (kept) {
       this.log.warn(
-        { ip: held.ip, key: kept.key, podUid: kept.podUid },
-        `FloatingIP ${held.ip} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds it; it stays held and its object is written again`,
+        { ip: held.ip, key: kept.key, podUid: kept.podUid, was: held.key },
+        `FloatingIP ${objectNameOf(held.ip)} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds ${held.ip}; it stays held and its object is written again`,
       );
       this.restore(kept);
       return;
