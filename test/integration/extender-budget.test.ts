@@ -4,20 +4,15 @@
 import { once } from 'node:events';
 import { type AddressInfo, connect } from 'node:net';
 import { type Server, createServer } from 'node:http';
-import { type ExtenderVerbs, extenderApp } from '../../src/extender/http.js';
+import { extenderApp } from '../../src/extender/http.js';
 import { silentLogger } from '../../src/log.js';
+import { passingFilter } from './helpers.js';
 
 let server: Server;
 let port: number;
 
 beforeAll(async () => {
-  const extender = {
-    filter: (_pod: unknown, _nodes: unknown, nodeNames: string[]) => ({
-      nodeNames,
-      failedNodes: {},
-      error: '',
-    }),
-  } as unknown as ExtenderVerbs;
+  const extender = passingFilter;
   server = createServer(
     extenderApp(extender, silentLogger(), { bodyLimitBytes: 1000, bodyBudgetBytes: 1500 }),
   );

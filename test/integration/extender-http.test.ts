@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BodyBuffers } from '../../src/extender/body-buffers.js';
 import { type ExtenderVerbs, extenderApp } from '../../src/extender/http.js';
 import { silentLogger } from '../../src/log.js';
+import { passingFilter } from './helpers.js';
 
 describe('extender HTTP', () => {
   let server: Server;
@@ -16,13 +17,7 @@ describe('extender HTTP', () => {
 
   beforeAll(async () => {
     // filter answers for a pod that does not want an address without asking anyone
-    const extender = {
-      filter: (_pod: unknown, _nodes: unknown, nodeNames: string[]) => ({
-        nodeNames,
-        failedNodes: {},
-        error: '',
-      }),
-    } as unknown as ExtenderVerbs;
+    const extender = passingFilter;
     server = createServer(extenderApp(extender, silentLogger(), { bodyLimitBytes: 1000 }));
     server.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -237,13 +232,7 @@ async function waitUntil(done: () => boolean): Promise<void> {
 
 describe('a gzip bomb on the extender port', () => {
   test('inflates off the event loop, one body at a time: a plain call sent while it inflates is answered first, a gzip one after it, and the bomb is a 413', async () => {
-    const extender = {
-      filter: (_pod: unknown, _nodes: unknown, nodeNames: string[]) => ({
-        nodeNames,
-        failedNodes: {},
-        error: '',
-      }),
-    } as unknown as ExtenderVerbs;
+    const extender = passingFilter;
     // the default limit (256 MiB): inflating up to it takes hundreds of milliseconds on any machine
     const server = createServer(extenderApp(extender, silentLogger()));
     server.listen(0, '127.0.0.1');

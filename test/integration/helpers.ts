@@ -5,6 +5,7 @@ import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import type { Logger } from '../../src/log.js';
 import { kubectlAvailable, kubectlFor } from '../apiserver/helpers.js';
 
+import type { ExtenderVerbs } from '../../src/extender/http.js';
 export { waitFor } from '../apiserver/helpers.js';
 
 /** Runs kubectl against the server; fails the test on a non-zero exit. Where kubectl is absent it says so and throws. */
@@ -49,3 +50,12 @@ export function capturedLog(): { log: Logger; lines: Record<string, unknown>[] }
   );
   return { log, lines };
 }
+
+/** Extender verbs whose filter passes every node it is given, asking nobody: the HTTP face alone. */
+export const passingFilter = {
+  filter: (_pod: unknown, _nodes: unknown, nodeNames: string[]) => ({
+    nodeNames,
+    failedNodes: {},
+    error: '',
+  }),
+} as unknown as ExtenderVerbs;
