@@ -1,14 +1,11 @@
 // The composition root: builds every room from the options, starts them in order, and stops them
 // in reverse. Start: CRDs -> configuration -> FloatingIP objects restored -> Pools and cluster
 // caches -> the extender listens.
-import type { Server as HttpsServer } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { restApp } from './api/index.js';
 import { startUsageSampling } from './api/dashboard.js';
 import { kubernetesAuth } from './api/kube-auth.js';
 import { RecentEvents } from './api/recent-events.js';
 import { UsageHistory } from './api/usage-history.js';
-import type { GalaxyConfig } from './config/galaxy-config.js';
 import { liveHolder, ownHolder } from './controller/adoption.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
@@ -16,115 +13,32 @@ import { Requeue, putAsidePods } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
 import { Binder } from './extender/bind.js';
 import { DEFAULT_BIND_BUDGET_MS } from './extender/binding.js';
-import { InFlight, extenderApp, healthHandler } from './extender/http.js';
+import { extenderApp } from './extender/http.js';
+import { InFlight } from './extender/in-flight.js';
 import { LeaderForward } from './extender/leader-forward.js';
 import { NodeFacts } from './extender/node-subnets.js';
+import { healthHandler } from './extender/plain-answers.js';
 import { NotedRefusals } from './extender/pod-placement.js';
 import { SchedulingQueries } from './extender/queries.js';
 import { AllocationKey, Allocator, POOL_KEY_PREFIX } from './ipam/index.js';
 import { ClusterCache } from './kube/cluster.js';
 import { ClusterWorld } from './kube/cluster-world.js';
-import type { PodLookup } from './kube/pod-lookup.js';
 import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
-import { LeaderElector, type LeaderElectorOptions } from './kube/leader-election.js';
+import { LeaderElector } from './kube/leader-election.js';
 import { shareConnections } from './kube/shared-agent.js';
-import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import { INBOUND_REQUEST_TIMEOUT_MS, close, listen, urlOf } from './ports.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
 import { DecisionLocks } from './store/decision-locks.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
 import { PoolStore } from './store/pool-store.js';
-import { judge, webhookApp } from './webhook/index.js';
+import { listenWebhook } from './webhook-port.js';
+import type { Floatip, FloatipOptions } from './floatip-options.js';
 
-export interface FloatipOptions {
-  readonly kubeConfig: KubeConfig;
-  readonly galaxy: GalaxyConfig;
-  /** The extended resource that marks pods wanting a floating IP. */
-  readonly resource: string;
-  /** Where Pool objects are read (galaxy: kube-system). */
-  readonly poolNamespace: string;
-  readonly bind: string;
-  /** The extender's port; 0 picks a free one. */
-  readonly port: number;
-  /** The REST API's port (galaxy: 9041); 0 or absent picks a free one. */
-  readonly apiPort?: number;
-  /** `kubernetes`: REST callers authenticated by TokenReview, authorised by SubjectAccessReview; `none` (default): galaxy's open API. */
-  readonly apiAuth?: 'none' | 'kubernetes';
-  /** Serve both ports over TLS with this certificate and key (PEM). */
-  readonly tls?: { readonly cert: string; readonly key: string };
-  /** The validating admission webhook over HTTPS on its own port (0 picks a free one); off without it. */
-  readonly webhook?: WebhookOptions;
-  /**
-   * The extender port asks every client for a certificate signed by this CA (PEM) and refuses the
-   * others in the TLS handshake; followers present `tls` to the leader with it. Needs `tls`.
-   */
-  readonly extenderClientCa?: string;
-  /** A plain-HTTP port with /healthz and /readyz only (kubelet's probes carry no client certificate). */
-  readonly healthPort?: number;
-  /** Published on the Lease: where followers reach this replica when it leads (default: its extender URL). */
-  readonly advertiseAddress?: string;
-  /**
-   * How long a bind may take from its arrival to its binding's answer (default 4 s): below
-   * kube-scheduler's extender httpTimeout, so that no binding lands after the scheduler gave up.
-   */
-  readonly bindTimeoutMs?: number;
-  /** How long a follower waits for a leader to decide a forwarded bind or preempt (default: bindTimeoutMs). */
-  readonly forwardDeadlineMs?: number;
-  /** After SIGTERM, /readyz answers 503 this long while everything else still answers (default 0). */
-  readonly shutdownDelayMs?: number;
-  /** Check the REST API's answers against its OpenAPI document (tests). */
-  readonly validateApiResponses?: boolean;
-  readonly log: Logger;
-  /** Resync period; default the galaxy config's resyncInterval; 0 turns the periodic resync off. */
-  readonly resyncIntervalMs?: number;
-  /** Parked `never` addresses of gone workloads are released after this long; 0 (default) never. */
-  readonly parkedIpTtlMs?: number;
-  /** What the lifecycle reads the time from (the parked-IP TTL); default Date.now (tests move it). */
-  readonly clock?: () => number;
-  /** Leader election on a Lease; without it this replica always leads. */
-  readonly leaderElection?: Omit<LeaderElectorOptions, 'kubeConfig' | 'log'>;
-  /** How long a caller may take to send a whole request on any port (default INBOUND_REQUEST_TIMEOUT_MS). */
-  readonly requestTimeoutMs?: number;
-}
-
-export interface WebhookOptions {
-  readonly port: number;
-  /** The certificate and key (PEM), read at start and again every `reloadMs`: a renewed Secret is taken without a restart. */
-  readonly certificate: () => { readonly cert: string; readonly key: string };
-  /** Default 60 s, about how long the kubelet takes to update a mounted Secret. */
-  readonly reloadMs?: number;
-}
-
-export interface Floatip {
-  readonly extenderUrl: string;
-  readonly apiUrl: string;
-  /** The admission webhook's base URL (POST /validate), when it is on. */
-  readonly webhookUrl: string | undefined;
-  /** The plain health port's URL, when one was asked for. */
-  readonly healthUrl: string | undefined;
-  readonly allocator: Allocator;
-  readonly store: FloatingIPStore;
-  readonly cluster: ClusterCache;
-  /** Pods: the cache, else the API server. */
-  readonly pods: PodLookup;
-  readonly pools: PoolStore;
-  readonly locks: DecisionLocks;
-  readonly lifecycle: Lifecycle;
-  /** Pods waiting to be sent back to the scheduler. */
-  readonly requeue: Requeue;
-  /** What the extender knows about nodes. */
-  readonly nodeFacts: NodeFacts;
-  readonly events: KubeEventRecorder;
-  readonly metrics: Metrics;
-  /** Whether this replica leads (always, without leader election). */
-  isLeader(): boolean;
-  readonly elector: LeaderElector | undefined;
-  /** Stops taking binds, finishes those in flight, releases the lease, stops everything. */
-  close(): Promise<void>;
-}
+export type { Floatip, FloatipOptions } from './floatip-options.js';
+export type { WebhookOptions } from './webhook-port.js';
 
 export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   const { kubeConfig, log } = options;
@@ -263,39 +177,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     // may lead: its own writes of FloatingIP objects go through a webhook (failurePolicy Fail)
     let webhookUrl: string | undefined;
     if (options.webhook) {
-      const { port, certificate, reloadMs = 60_000 } = options.webhook;
       const deps = { settings: options.galaxy, allocator, poolNamespace: options.poolNamespace };
-      let served = certificate();
-      const hook = await listen(
-        'the admission webhook port (--webhook-port)',
-        webhookApp((request) => judge(deps, request), log),
-        at,
-        port,
-        served,
-      );
-      // cert-manager renews the Secret in place; a certificate that cannot be read or used keeps the old one
-      const reload = setInterval(() => {
-        try {
-          const next = certificate();
-          if (next.cert === served.cert && next.key === served.key) return;
-          // listen() made it with TLS options: an https.Server
-          (hook as unknown as HttpsServer).setSecureContext(next);
-          served = next;
-          log.info('admission webhook certificate reloaded');
-        } catch (err) {
-          log.error(
-            { err: (err as Error).message },
-            'admission webhook certificate not reloaded; the previous one is served',
-          );
-        }
-      }, reloadMs);
-      reload.unref();
-      stops.push(async () => {
-        clearInterval(reload);
-        await close(hook);
-      });
-      webhookUrl = urlOf(options.bind, hook, true);
-      log.info({ url: webhookUrl }, 'admission webhook listening');
+      const hook = await listenWebhook(options.webhook, deps, log, at);
+      stops.push(() => hook.stop());
+      webhookUrl = hook.url;
     }
     stops.push(() => lifecycle.stop());
     stops.push(async () => requeue.stop());

@@ -20,6 +20,8 @@ import {
   type ForwardedAnswer,
 } from './leader-forward.js';
 import type { SchedulingQueries } from './queries.js';
+import { InFlight } from './in-flight.js';
+import { JSON_TYPE, answerHealth, pathOf, routeOf, send, sendError } from './plain-answers.js';
 import { refusedForWantOfAddress } from './pod-placement.js';
 import { BodyBuffers, type BufferLease } from './body-buffers.js';
 import { BodyBudget, type BodyShare } from './body-budget.js';
@@ -88,99 +90,10 @@ function relay(res: ServerResponse, answer: ForwardedAnswer): void {
 /** Whether the caller has closed its connection: kube-scheduler's client does when it stops waiting. */
 const callerGone = (req: IncomingMessage) => req.socket.destroyed || !req.socket.writable;
 
-/** Requests being answered, so that a graceful shutdown can wait for the binds in flight. */
-export class InFlight {
-  private count = 0;
-  private waiters: (() => void)[] = [];
-
-  enter(): void {
-    this.count++;
-  }
-
-  leave(): void {
-    if (--this.count === 0) for (const resolve of this.waiters.splice(0)) resolve();
-  }
-
-  drained(): Promise<void> {
-    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
-  }
-}
-
 type VerbName = 'filter' | 'prioritize' | 'bind' | 'preempt';
 
 /** A bind's body (ExtenderBindingArgs: four short strings) is never near this. */
 const BIND_BODY_LIMIT = 64 * 1024;
-
-const JSON_TYPE = 'application/json; charset=utf-8';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
-
-/** The path as express routed it: without the query, one trailing slash dropped, lower case. */
-function routeOf(url: string | undefined): string {
-  const raw = url ?? '/';
-  const q = raw.indexOf('?');
-  const path = q < 0 ? raw : raw.slice(0, q);
-  return (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
-}
-
-/** The path for a 404's message, as the caller sent it (without the query). */
-const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0]!;
-
-/**
- * Whether the request has a body that has not all arrived: an answer sent now (a refusal that reads
- * none of it) closes the connection, or keep-alive reads all that was announced, for nobody. A
- * bodiless GET is not complete yet while its handler runs, and keeps its connection.
- */
-const bodyPending = (req: IncomingMessage): boolean =>
-  !req.complete &&
-  (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
-  res.writeHead(status, {
-    'Content-Type': type,
-    'Content-Length': Buffer.byteLength(body),
-    // answered before the request's body has all arrived (a 404, 405 or 413 reads none of it): what
-    // follows on the connection is the rest of it, for nobody; keep-alive read all that was
-    // announced, a terabyte as well, for as long as the caller went on sending
-    ...(bodyPending(res.req) ? { Connection: 'close' } : {}),
-  });
-  res.end(body);
-}
-
-const sendError = (res: ServerResponse, status: number, message: string) =>
-  send(res, status, JSON_TYPE, JSON.stringify({ Error: message }));
-
-/**
- * Liveness (/healthz, galaxy's /healthy) and readiness (/readyz: 503 with the reason, else 200), on
- * the extender port and on the plain health port that kubelet probes when the extender port wants a
- * client certificate. true when it answered.
- */
-function answerHealth(
-  req: IncomingMessage,
-  res: ServerResponse,
-  route: string,
-  notReadyBecause: () => string | undefined,
-): boolean {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  if (route === '/healthy' || route === '/healthz') {
-    send(res, 200, TEXT_TYPE, 'ok');
-    return true;
-  }
-  // a Service in front of the replicas sends kube-scheduler to every replica that is ready
-  if (route === '/readyz') {
-    const why = notReadyBecause();
-    send(res, why === undefined ? 200 : 503, TEXT_TYPE, why === undefined ? 'ok' : `not ready: ${why}`);
-    return true;
-  }
-  return false;
-}
-
-/** The health port's whole server: the health checks, and 404 for anything else. */
-export function healthHandler(notReadyBecause: () => string | undefined): RequestListener {
-  return (req, res) => {
-    if (answerHealth(req, res, routeOf(req.url), notReadyBecause)) return;
-    sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
-  };
-}
 
 /** The four verbs: the read-only ones and bind. */
 export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'preempt'> &

@@ -1,0 +1,74 @@
+// The extender port's plain answers: health and readiness (on the health port too), errors as JSON
+// `{"Error": ...}`, and the path as express matched it; what is not one of the four verbs.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+/** The path as express routed it: without the query, one trailing slash dropped, lower case. */
+export function routeOf(url: string | undefined): string {
+  const raw = url ?? '/';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  return (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
+}
+
+/** The path for a 404's message, as the caller sent it (without the query). */
+export const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0]!;
+
+/**
+ * Whether the request has a body that has not all arrived: an answer sent now (a refusal that reads
+ * none of it) closes the connection, or keep-alive reads all that was announced, for nobody. A
+ * bodiless GET is not complete yet while its handler runs, and keeps its connection.
+ */
+const bodyPending = (req: IncomingMessage): boolean =>
+  !req.complete &&
+  (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+
+export function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    // answered before the request's body has all arrived (a 404, 405 or 413 reads none of it): what
+    // follows on the connection is the rest of it, for nobody; keep-alive read all that was
+    // announced, a terabyte as well, for as long as the caller went on sending
+    ...(bodyPending(res.req) ? { Connection: 'close' } : {}),
+  });
+  res.end(body);
+}
+
+export const sendError = (res: ServerResponse, status: number, message: string) =>
+  send(res, status, JSON_TYPE, JSON.stringify({ Error: message }));
+
+/**
+ * Liveness (/healthz, galaxy's /healthy) and readiness (/readyz: 503 with the reason, else 200), on
+ * the extender port and on the plain health port that kubelet probes when the extender port wants a
+ * client certificate. true when it answered.
+ */
+export function answerHealth(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string,
+  notReadyBecause: () => string | undefined,
+): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  if (route === '/healthy' || route === '/healthz') {
+    send(res, 200, TEXT_TYPE, 'ok');
+    return true;
+  }
+  // a Service in front of the replicas sends kube-scheduler to every replica that is ready
+  if (route === '/readyz') {
+    const why = notReadyBecause();
+    send(res, why === undefined ? 200 : 503, TEXT_TYPE, why === undefined ? 'ok' : `not ready: ${why}`);
+    return true;
+  }
+  return false;
+}
+
+/** The health port's whole server: the health checks, and 404 for anything else. */
+export function healthHandler(notReadyBecause: () => string | undefined): RequestListener {
+  return (req, res) => {
+    if (answerHealth(req, res, routeOf(req.url), notReadyBecause)) return;
+    sendError(res, 404, `no route ${req.method} ${pathOf(req.url)}`);
+  };
+}
