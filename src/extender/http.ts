@@ -35,6 +35,7 @@ import {
   encodeBindingResult,
   encodeFilterResult,
   type FilterResult,
+  type HostPriority,
   encodePreemptionResult,
   encodePriorities,
 } from './wire.js';
@@ -179,12 +180,19 @@ export function extenderApp(
     }
     json(res, bytes);
   };
+  // names-only scores are shared between pods (SchedulingQueries.prioritize), and so are their bytes
+  const scored = new WeakMap<readonly HostPriority[], Buffer>();
   const prioritize: VerbHandler = (_req, res, read) => {
     const start = process.hrtime.bigint();
     const args = decodeExtenderArgs(read.body, undefined, read.known);
     const result = extender.prioritize(args.pod, args.nodes, args.nodeNames);
     observe('prioritize', start, undefined);
-    json(res, encodePriorities(result));
+    let bytes = args.nodeNames ? scored.get(result) : undefined;
+    if (!bytes) {
+      bytes = Buffer.from(encodePriorities(result));
+      if (args.nodeNames) scored.set(result, bytes);
+    }
+    json(res, bytes);
   };
   const bind: VerbHandler = async (req, res, read) => {
     const start = process.hrtime.bigint();

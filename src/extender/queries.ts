@@ -217,23 +217,40 @@ export class SchedulingQueries {
     } catch {
       // a pod filter has refused gets no preference
     }
-    const subnets: readonly (string | undefined)[] = nodes
-      ? nodes.map((node) => {
-          const facts = this.subnetOfRequested(node);
-          return 'subnet' in facts ? facts.subnet : undefined;
-        })
-      : this.resolve(names).subnets;
-    const free = new Map<string, bigint>();
-    for (const subnet of subnets)
-      if (subnet && !free.has(subnet)) free.set(subnet, this.allocator.freeFor(subnet));
-    const most = [...free.values()].reduce((a, b) => (b > a ? b : a), 0n);
-    return names.map((host, i) => {
-      const subnet = subnets[i];
-      let score = 0;
-      if (subnet && home.has(subnet)) score = 10;
-      else if (subnet && most > 0n) score = Number((9n * free.get(subnet)!) / most);
-      return { host, score };
+    if (!nodes) return this.prioritizeNames(this.resolve(names), home);
+    const subnets = nodes.map((node) => {
+      const facts = this.subnetOfRequested(node);
+      return 'subnet' in facts ? facts.subnet : undefined;
     });
+    const scores = this.scoresOf(new Set(subnets.filter((s): s is string => s !== undefined)), home);
+    return names.map((host, i) => ({ host, score: scores.get(subnets[i]!) ?? 0 }));
+  }
+
+  /** Each node subnet's score: 10 at home, else 0-9 by its free addresses against the roomiest's. */
+  private scoresOf(subnets: ReadonlySet<string>, home: ReadonlySet<string>): Map<string | undefined, number> {
+    const free = new Map<string, bigint>();
+    for (const subnet of subnets) free.set(subnet, this.allocator.freeFor(subnet));
+    const most = [...free.values()].reduce((a, b) => (b > a ? b : a), 0n);
+    const scores = new Map<string | undefined, number>();
+    for (const [subnet, n] of free)
+      scores.set(subnet, home.has(subnet) ? 10 : most > 0n ? Number((9n * n) / most) : 0);
+    return scores;
+  }
+
+  /**
+   * The names-only scores over a resolved list: they change only when a subnet's score does (its
+   * free addresses move it a tenth of the roomiest's), so the answer for a list and a set of scores
+   * is worked out once and shared (read-only), as the filter's is.
+   */
+  private prioritizeNames(list: NodeList, home: ReadonlySet<string>): HostPriority[] {
+    const scores = this.scoresOf(list.distinct, home);
+    const memoKey = `prioritize ${[...scores].map(([subnet, score]) => `${subnet}=${score}`).join(' ')}`;
+    const known = list.memo.get(memoKey) as HostPriority[] | undefined;
+    if (known) return known;
+    const result = list.names.map((host, i) => ({ host, score: scores.get(list.subnets[i]) ?? 0 }));
+    if (list.memo.size >= ANSWERS_PER_LIST) list.memo.clear();
+    list.memo.set(memoKey, result);
+    return result;
   }
 
   // ---- preempt

@@ -149,6 +149,25 @@ test('prioritize: 10 where the pod keeps its address, else 0-9 by free room', ()
   expect(queries.prioritize(pod('p1'), undefined, ['a1', 'b1']).map((p) => p.score)).toEqual([10, 9]);
 });
 
+test('prioritize by names, the same list asked again: the scores follow the free addresses and each pod’s own', () => {
+  const { allocator, queries } = setup();
+  const ask = (who: string) => queries.prioritize(pod(who), undefined, ['a1', 'b1', 'x1']).map((p) => p.score);
+  const takeInB = (who: string) => allocator.allocate({ key: `NULL_ns1_NULL_${who}`, nodeSubnet: B, attrs });
+  // A has 2 addresses, B 4
+  expect(ask('p1')).toEqual([4, 9, 0]);
+  takeInB('q1');
+  expect(ask('p2')).toEqual([6, 9, 0]);
+  takeInB('q2');
+  expect(ask('p3')).toEqual([9, 9, 0]);
+  takeInB('q3');
+  expect(ask('p4')).toEqual([9, 4, 0]);
+  // a pod that holds an address in B, among pods that do not
+  expect(ask('q1')).toEqual([9, 10, 0]);
+  expect(ask('p5')).toEqual([9, 4, 0]);
+  allocator.release('10.0.101.10', { key: 'NULL_ns1_NULL_q1', podUid: 'u' });
+  expect(ask('q1')).toEqual([9, 9, 0]);
+});
+
 test('preempt keeps candidates whose subnet can serve the preemptor, and changes nothing', () => {
   const { allocator, queries } = setup();
   const victims = new Map([
