@@ -4,6 +4,7 @@
 import { restApp } from './api/index.js';
 import { startUsageSampling } from './api/dashboard.js';
 import { kubernetesAuth } from './api/kube-auth.js';
+import { withPlainMetrics } from './api/metrics-port.js';
 import { RecentEvents } from './api/recent-events.js';
 import { UsageHistory } from './api/usage-history.js';
 import { liveHolder, ownHolder } from './controller/adoption.js';
@@ -361,28 +362,36 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     const clock = options.clock ?? Date.now;
     const stopSampling = startUsageSampling({ allocator, pools, usage, clock }, USAGE_SAMPLE_MS);
     stops.push(async () => stopSampling());
+    const metricsText = async () => ({
+      contentType: metrics.registry.contentType,
+      text: await metrics.registry.metrics(),
+    });
     const api = await listen(
       'the REST API port (--api-port)',
-      restApp({
-        allocator,
-        store,
-        pods: world.pods,
-        pools,
-        locks,
-        events,
-        log,
-        notDecidingBecause,
-        metrics: async (_req, res) => {
-          res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-        },
-        validateResponses: options.validateApiResponses ?? false,
-        released: (key) => {
-          metrics.releases.inc({ action: 'release', cause: 'rest' });
-          void requeue.released(key);
-        },
-        ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
-        dashboard: { events, usage, parkedTtlMs: options.parkedIpTtlMs ?? 0, clock },
-      }),
+      withPlainMetrics(
+        restApp({
+          allocator,
+          store,
+          pods: world.pods,
+          pools,
+          locks,
+          events,
+          log,
+          notDecidingBecause,
+          metrics: async (_req, res) => {
+            const { contentType, text } = await metricsText();
+            res.type(contentType).send(text);
+          },
+          validateResponses: options.validateApiResponses ?? false,
+          released: (key) => {
+            metrics.releases.inc({ action: 'release', cause: 'rest' });
+            void requeue.released(key);
+          },
+          ...(options.apiAuth === 'kubernetes' ? { authenticate: kubernetesAuth(kubeConfig, log) } : {}),
+          dashboard: { events, usage, parkedTtlMs: options.parkedIpTtlMs ?? 0, clock },
+        }),
+        metricsText,
+      ),
       at,
       options.apiPort ?? 0,
       options.tls,

@@ -151,7 +151,8 @@ test('prioritize: 10 where the pod keeps its address, else 0-9 by free room', ()
 
 test('prioritize by names, the same list asked again: the scores follow the free addresses and each pod’s own', () => {
   const { allocator, queries } = setup();
-  const ask = (who: string) => queries.prioritize(pod(who), undefined, ['a1', 'b1', 'x1']).map((p) => p.score);
+  const ask = (who: string) =>
+    queries.prioritize(pod(who), undefined, ['a1', 'b1', 'x1']).map((p) => p.score);
   const takeInB = (who: string) => allocator.allocate({ key: `NULL_ns1_NULL_${who}`, nodeSubnet: B, attrs });
   // A has 2 addresses, B 4
   expect(ask('p1')).toEqual([4, 9, 0]);
