@@ -6,7 +6,8 @@
 // where the time went (kube-scheduler's own metrics, CPU seconds per process). After every floatip
 // run: every pod has an address of the subnet, no address twice, objects and annotations agree.
 // Knobs: FLOATIP_BENCH_E2E_ROUNDS (5), _DEPLOYMENTS (100), _REPLICAS (10), _NODES (50),
-// _WARM_DEPLOYMENTS (100: an unmeasured run of that many Deployments before each measured one),
+// _WARM_DEPLOYMENTS (100: the Deployments of each unmeasured run before a measured one), _WARM_RUNS
+// (2: how many unmeasured runs, each bound and released, precede each measured one),
 // _PERF=1 (every measured run's extender under perf record, its CPU summarised by area:
 // perf-profile.ts), _TRACE=1 (one more run per floatip mode through a timing proxy, for floatip's
 // per-verb latency), _PROFILE=1 (one more nodeCacheCapable run with floatip under node --cpu-prof,
@@ -57,6 +58,8 @@ const REPLICAS = num('REPLICAS', 10);
 const NODES = num('NODES', 50);
 /** Deployments of the unmeasured run before each measured one (_WARM_DEPLOYMENTS). */
 const WARM_DEPLOYMENTS = num('WARM_DEPLOYMENTS', 100);
+/** How many unmeasured runs precede each measured one (_WARM_RUNS). */
+const WARM_RUNS = num('WARM_RUNS', 2);
 const TRACE = process.env.FLOATIP_BENCH_E2E_TRACE === '1';
 /** _PERF=1: every measured run's extender (floatip or the floor) under perf record (perf-profile.ts). */
 const PERF = process.env.FLOATIP_BENCH_E2E_PERF === '1';
@@ -190,7 +193,8 @@ test(`bench:e2e ${PODS} pods (${DEPLOYMENTS} Deployments x ${REPLICAS}) on ${NOD
   out(`machine: ${machine()}`);
   out(
     `bench:e2e: ${PODS} pods as ${DEPLOYMENTS} Deployments x ${REPLICAS} replicas on ${NODES} nodes, ` +
-      `${ROUNDS} rounds; kube-scheduler and kube-controller-manager v1.20.2 with client QPS/burst 500/1000`,
+      `${ROUNDS} rounds, each measured run after ${WARM_RUNS} unmeasured of ${WARM_DEPLOYMENTS * REPLICAS} pods; ` +
+      'kube-scheduler and kube-controller-manager v1.20.2 with client QPS/burst 500/1000',
   );
   const runs: Run[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -243,28 +247,31 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   }
   await restartScheduler(schedulerFor(mode));
   await sleep(1000); // let the new scheduler's informers settle
-  // the same unmeasured run first in every mode: floatip and the floor are fresh processes in most
+  // the same unmeasured runs first in every mode: floatip and the floor are fresh processes in most
   // runs (floatip stops for each floor's run); what is measured is the cost per pod of a running
   // extender, not V8 compiling the code on its path (floatip's first 1,000 pods after a 100-pod
   // warm-up cost 2.8 CPU-s, after 500 2.0-2.3; and after 500 its threads other than the main one,
   // V8's compiler above all, still spent 0.6-0.8 CPU-s in the measured run against 0.3 in the runs
-  // after it, after 1,000 a median of 0.5; the floors' 0.3 either way)
-  const warm = `w${round || 'x'}-${mode}-${Date.now().toString(36)}`;
-  // a running floatip is scraped: the first request its express port (/metrics) ever answers
-  // deoptimizes node's http code that V8 had compiled for the extender's answers alone (33 deopts
-  // and 60 recompiles, about 0.2 CPU-s, measured with --trace-deopt), so it is made before the
-  // warm-up, as a running floatip's first scrape is long past; the reading the means start from is
-  // taken before the window opens
+  // after it, after 1,000 a median of 0.5; the floors' 0.3 either way). Each warm-up run binds its
+  // pods and releases them, and what a process does between its first runs (releases, scrapes)
+  // deoptimizes code its binds had V8 compile (76 deoptimizations between two runs, with
+  // --trace-deopt): after one warm-up run floatip's measured runs took 1.57-2.05 CPU-s per 1,000
+  // pods, after a measured run as well 1.39-1.49, on 2026-12-05 (_WARM_RUNS, default 2).
+  // A running floatip is scraped: /metrics is made before the warm-up, as a running floatip's first
+  // scrapes are long past; the reading the means start from is taken before the window opens
   if (withFloatip) await floatipReadings();
-  await measureBinding({
-    namespace: NS,
-    deployments: WARM_DEPLOYMENTS,
-    replicas: REPLICAS,
-    run: warm,
-    requireAnnotation: mode !== 'baseline',
-    timeoutMs: 120_000,
-  });
-  await clearRun(warm, withFloor && mode !== 'tiny');
+  for (let w = 1; w <= WARM_RUNS; w++) {
+    const warm = `w${w}-${round || 'x'}-${mode}-${Date.now().toString(36)}`;
+    await measureBinding({
+      namespace: NS,
+      deployments: WARM_DEPLOYMENTS,
+      replicas: REPLICAS,
+      run: warm,
+      requireAnnotation: mode !== 'baseline',
+      timeoutMs: 120_000,
+    });
+    await clearRun(warm, withFloor && mode !== 'tiny');
+  }
   const requests0 = await apiserverRequests();
   const readings0 = withFloatip ? await floatipReadings() : undefined;
   const perfFile = join(runDir(), `perf-${mode}-${what.replace(' ', '')}-${Date.now().toString(36)}.data`);
