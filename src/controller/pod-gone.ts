@@ -12,7 +12,8 @@ import {
   ReleasePolicy,
   decideRelease,
 } from '../ipam/index.js';
-import { keyOfPod, namespacedName, policyOfPod } from '../pods/pod-facts.js';
+import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
+import { isFinished, keyOfPod, namespacedName, policyOfPod } from '../pods/pod-facts.js';
 import type { ReleaseCause } from '../store/release-audit.js';
 import { type LifecycleDeps, releaseDecided } from './lifecycle-deps.js';
 
@@ -23,7 +24,7 @@ export class PodGone {
   constructor(
     private readonly deps: Pick<
       LifecycleDeps,
-      'store' | 'workloads' | 'locks' | 'events' | 'log' | 'observer'
+      'store' | 'workloads' | 'locks' | 'events' | 'log' | 'observer' | 'pods'
     >,
   ) {}
 
@@ -51,9 +52,52 @@ export class PodGone {
       const held = this.allocator
         .byKey(key.text)
         .filter((a) => !a.reserved && (a.podUid === uid || a.podUid === ''));
-      if (held.length > 0) await this.settle(key, policyOfPod(pod), held, 'pod-gone');
+      if (held.length === 0) return;
+      const moved = await this.movedToSuccessor(key, uid, held);
+      const left = held.filter((a) => !moved.includes(a));
+      if (left.length > 0) await this.settle(key, policyOfPod(pod), left, 'pod-gone');
     });
     this.deps.observer?.settled?.(namespace, name);
+  }
+
+  /**
+   * kube-apiserver v1.20 ignores a Binding's UID: a bind decided for this incarnation, while it was
+   * being deleted and its successor (same name) created, bound the successor, which runs with the
+   * address. The API server says (a cache may not show the successor yet, and the bind has ended:
+   * this runs under the pod's lock); such an address moves to the successor instead of being
+   * released (the churn on v1.20 found one address on two pods that way).
+   */
+  private async movedToSuccessor(
+    key: AllocationKey,
+    uid: string,
+    held: readonly Allocation[],
+  ): Promise<Allocation[]> {
+    const own = held.filter((a) => uid !== '' && a.podUid === uid);
+    if (own.length === 0 || !key.podName) return [];
+    const now = await this.deps.pods.fetch(key.namespace, key.podName);
+    const successorUid = now?.metadata?.uid ?? '';
+    if (!now || successorUid === '' || successorUid === uid || !now.spec?.nodeName || isFinished(now))
+      return [];
+    if (keyOfPod(now).text !== key.text) return [];
+    let ips: string[];
+    try {
+      ips = parseCniArgs(now.metadata?.annotations?.[CNI_ARGS_ANNOTATION]).ipinfos.map(addressOf);
+    } catch {
+      return [];
+    }
+    const moved = own.filter((a) => ips.includes(a.ip));
+    for (const a of moved) {
+      await this.deps.store.update(
+        a.ip,
+        { key: a.key, podUid: uid },
+        { policy: policyOfPod(now), nodeName: now.spec.nodeName, podUid: successorUid },
+      );
+      this.deps.log.warn(
+        { ip: a.ip, key: a.key, pod: namespacedName(now), from: uid, to: successorUid },
+        `the binding decided for pod uid ${uid} bound its successor ${successorUid} (kube-apiserver ignored the Binding's UID); ${a.ip} moves to it instead of being released`,
+      );
+    }
+    return moved;
   }
 
   /**

@@ -35,6 +35,37 @@ test('default policy: released, conditional on the owner and the version decided
   expect(observed).toEqual([`release ${IP} pod-gone`, 'settled ns1/solo']);
 });
 
+test('a successor the binding landed on (v1.20 ignores its UID): the address moves to it, not released', async () => {
+  const { deps, store, pods, events } = lifecycleDeps();
+  store.hold(IP, 'NULL_ns1_NULL_solo', { nodeName: 'a1', podUid: 'u1' });
+  pods.server.set('ns1/solo', pod({ name: 'solo', uid: 'u2', nodeName: 'a1', ips: [IP] }));
+  await new PodGone(deps).handle(pod({ name: 'solo', uid: 'u1' }));
+  expect(store.writes).toEqual([
+    {
+      op: 'update',
+      ip: IP,
+      owner: { key: 'NULL_ns1_NULL_solo', podUid: 'u1' },
+      attrs: { policy: ReleasePolicy.PodDelete, nodeName: 'a1', podUid: 'u2' },
+    },
+  ]);
+  expect(store.allocator.get(IP)).toMatchObject({ key: 'NULL_ns1_NULL_solo', podUid: 'u2' });
+  expect(events).toEqual([]);
+});
+
+test('a successor without the address, or not bound, or the pod itself: released as before', async () => {
+  for (const now of [
+    pod({ name: 'solo', uid: 'u2', nodeName: 'a1', ips: ['10.0.100.99'] }),
+    pod({ name: 'solo', uid: 'u2', ips: [IP] }),
+    pod({ name: 'solo', uid: 'u1', nodeName: 'a1', ips: [IP] }),
+  ]) {
+    const { deps, store, pods } = lifecycleDeps();
+    store.hold(IP, 'NULL_ns1_NULL_solo', { nodeName: 'a1', podUid: 'u1' });
+    pods.server.set('ns1/solo', now);
+    await new PodGone(deps).handle(pod({ name: 'solo', uid: 'u1' }));
+    expect(store.writes.map((w) => w.op)).toEqual(['release']);
+  }
+});
+
 test('never, of a Deployment: parked at the app’s key, node and pod cleared; not a release', async () => {
   const { deps, store, events, observed } = lifecycleDeps();
   const key = 'dp_ns1_app_app-5d8f7c9b4-a';
