@@ -301,7 +301,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   const readings1 = readings0 ? await floatipReadings() : undefined;
   const handler =
     readings0 && readings1
-      ? `${handlerMeans(readings0.handlers, readings1.handlers) ?? 'none'}; floatip GC ${collections(readings0.gc, readings1.gc)}`
+      ? `${handlerMeans(readings0.handlers, readings1.handlers) ?? 'none'}; floatip GC ${collections(readings0.gc, readings1.gc)}; floatip event-loop delay ${readings1.loop}`
       : undefined;
   const cpu: Record<string, number> = {};
   for (const [name, t] of Object.entries(cpu1)) cpu[name] = round2(t - (cpu0[name] ?? 0));
@@ -440,7 +440,7 @@ type Totals = Map<string, [number, number]>;
  * its garbage collections per kind (prom-client's nodejs_gc_duration_seconds: major is V8's
  * mark-compact, which on a busy machine costs tens of ms of floatip's thread and more beside it).
  */
-async function floatipReadings(): Promise<{ handlers: Totals; gc: Totals } | undefined> {
+async function floatipReadings(): Promise<{ handlers: Totals; gc: Totals; loop: string } | undefined> {
   if (floatip?.apiPort === undefined) return undefined;
   let text: string;
   try {
@@ -452,8 +452,22 @@ async function floatipReadings(): Promise<{ handlers: Totals; gc: Totals } | und
   }
   const handlers = totalsOf(text, 'floatip_extender_request_duration_seconds', 'verb');
   return handlers.size > 0
-    ? { handlers, gc: totalsOf(text, 'nodejs_gc_duration_seconds', 'kind') }
+    ? { handlers, gc: totalsOf(text, 'nodejs_gc_duration_seconds', 'kind'), loop: loopDelay(text) }
     : undefined;
+}
+
+/**
+ * "p50 10.1, p99 12.3, max 25.0 ms": how late floatip's event loop ran a 10 ms timer since the
+ * previous scrape (prom-client's monitorEventLoopDelay, reset at each scrape). The timer's own
+ * 10 ms is included: a loop that is never held up shows about 10 at every percentile, and every
+ * millisecond above it is one in which a scheduler's call waiting for floatip would have waited too.
+ */
+function loopDelay(text: string): string {
+  const ms = (q: string) => {
+    const m = new RegExp(`^nodejs_eventloop_lag_${q}_seconds(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text);
+    return m ? (Number(m[1]) * 1000).toFixed(1) : '?';
+  };
+  return `p50 ${ms('p50')}, p99 ${ms('p99')}, max ${ms('max')} ms`;
 }
 
 function totalsOf(text: string, histogram: string, label: string): Totals {
