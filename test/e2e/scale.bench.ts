@@ -274,6 +274,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   }
   const requests0 = await apiserverRequests();
   const readings0 = withFloatip ? await floatipReadings() : undefined;
+  await tiny?.loopDelay();
   const perfFile = join(runDir(), `perf-${mode}-${what.replace(' ', '')}-${Date.now().toString(36)}.data`);
   const extenderPid = withFloor ? tiny!.pid : withFloatip ? floatip!.pid : undefined;
   const perf = PERF && extenderPid ? recordCpu(extenderPid, perfFile) : undefined;
@@ -299,6 +300,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   }
   const scheduler = await schedulerMetrics();
   const readings1 = readings0 ? await floatipReadings() : undefined;
+  const floorLoop = withFloor ? await tiny!.loopDelay() : undefined;
   const handler =
     readings0 && readings1
       ? `${handlerMeans(readings0.handlers, readings1.handlers) ?? 'none'}; floatip GC ${collections(readings0.gc, readings1.gc)}; floatip event-loop delay ${readings1.loop}`
@@ -332,7 +334,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   const own = withFloatip
     ? `; floatip CPU ${cpuPer1000(cpu).toFixed(2)} s per 1,000 pods`
     : withFloor
-      ? `; floor CPU ${cpuPer1000(cpu, 'floor').toFixed(2)} s per 1,000 pods`
+      ? `; floor CPU ${cpuPer1000(cpu, 'floor').toFixed(2)} s per 1,000 pods; floor event-loop delay ${floorLoop}`
       : '';
   out(
     `  ${what.padEnd(7)} ${LABEL[mode].padEnd(32)} ${fmt(result.totalMs).padStart(7)} ms ` +
