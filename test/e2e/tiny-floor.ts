@@ -78,10 +78,14 @@ export async function startTinyFloor(
   return {
     pid: child.pid!,
     loopDelay() {
-      return new Promise((resolve) => {
-        loopReadings.push(resolve);
-        child.kill('SIGUSR2');
+      // a floor that has exited answers no signal: its reading fails rather than hangs the bench
+      const reading = new Promise<string>((resolve) => loopReadings.push(resolve));
+      child.kill('SIGUSR2');
+      const gone = exited.then((code) => {
+        throw new Error(`tiny floor exited (${code}) before its loop reading`);
       });
+      gone.catch(() => undefined); // the floor's later, normal exit is no one's error
+      return Promise.race([reading, gone]);
     },
     async stop() {
       child.kill('SIGTERM');
