@@ -141,6 +141,8 @@ interface Run {
   readonly cpu: Record<string, number>;
   /** kube-apiserver's requests during the run, by verb and resource (writes and reads, no watches). */
   readonly requests: Map<string, number>;
+  /** kube-apiserver's own mean time, in ms, of each of a bind's writes during the run (BIND_WRITES). */
+  readonly writeMs: Map<string, number>;
   /** A trace run's per-verb latency, or a profile run's summary. */
   readonly detail?: string;
   readonly kind?: string;
@@ -294,9 +296,14 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   await perf?.stop();
   const requests1 = await apiserverRequests();
   const requests = new Map<string, number>();
-  for (const [what, n] of requests1) {
-    const d = n - (requests0.get(what) ?? 0);
+  for (const [what, n] of requests1.counts) {
+    const d = n - (requests0.counts.get(what) ?? 0);
     if (d > 0) requests.set(what, d);
+  }
+  const writeMs = new Map<string, number>();
+  for (const [what, [seconds, n]] of requests1.seconds) {
+    const [s0, n0] = requests0.seconds.get(what) ?? [0, 0];
+    if (n > n0) writeMs.set(what, ((seconds - s0) * 1000) / (n - n0));
   }
   const scheduler = await schedulerMetrics();
   const readings1 = readings0 ? await floatipReadings() : undefined;
@@ -342,7 +349,16 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
       `load ${os.loadavg()[0]!.toFixed(1)}${own}${handler ? `; floatip handlers ${handler}` : ''})`,
   );
   if (perf) out(await summarizePerf(perfFile, PODS));
-  return { mode, round, result, scheduler, cpu, requests, ...(detail ? { detail, kind: what } : {}) };
+  return {
+    mode,
+    round,
+    result,
+    scheduler,
+    cpu,
+    requests,
+    writeMs,
+    ...(detail ? { detail, kind: what } : {}),
+  };
 }
 
 /** Deletes a scale run and waits until its pods are gone and their addresses released. */
@@ -509,9 +525,20 @@ function collections(before: Totals, after: Totals): string {
  * kube-apiserver's request counters (apiserver_request_total) by "VERB resource[/subresource]
  * (content type)", without WATCH: who asks the API server for what, per run.
  */
-async function apiserverRequests(): Promise<Map<string, number>> {
+/** The two writes of every bind, as apiserverRequests names them. */
+const BIND_WRITES = ['POST floatingips', 'POST pods/binding'];
+
+/**
+ * kube-apiserver's request counts by verb, resource and content type, and the seconds it spent
+ * (sum, count) on each of the bind's writes.
+ */
+async function apiserverRequests(): Promise<{
+  counts: Map<string, number>;
+  seconds: Map<string, [number, number]>;
+}> {
   const { KUBECTL, KUBECONFIG } = loadCluster();
   const totals = new Map<string, number>();
+  const seconds = new Map<string, [number, number]>();
   let text: string;
   try {
     ({ stdout: text } = await promisify(execFile)(
@@ -522,7 +549,18 @@ async function apiserverRequests(): Promise<Map<string, number>> {
       },
     ));
   } catch {
-    return totals;
+    return { counts: totals, seconds };
+  }
+  for (const m of text.matchAll(
+    /^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} ([0-9.e+-]+)$/gm,
+  )) {
+    const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(`{${m[2]!}`)?.[1] ?? '';
+    const sub = label('subresource');
+    const what = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}`;
+    if (!BIND_WRITES.includes(what)) continue;
+    const t = seconds.get(what) ?? [0, 0];
+    t[m[1] === 'sum' ? 0 : 1] += Number(m[3]);
+    seconds.set(what, t);
   }
   for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$/gm)) {
     const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(m[1]!)?.[1] ?? '';
@@ -533,7 +571,7 @@ async function apiserverRequests(): Promise<Map<string, number>> {
     const what = `${verb} ${label('resource')}${sub ? `/${sub}` : ''} (${type})`;
     totals.set(what, (totals.get(what) ?? 0) + Number(m[2]));
   }
-  return totals;
+  return { counts: totals, seconds };
 }
 
 /** CLOCK_MONOTONIC in microseconds, the clock of a V8 CPU profile's timestamps. */
@@ -657,7 +695,7 @@ function report(runs: readonly Run[]): void {
     const cpu = cpuNames.map((n) => `${n} ${median(rs.map((r) => r.cpu[n] ?? 0)).toFixed(1)}`).join(', ');
     const attempts = JSON.stringify(rs.at(-1)?.scheduler.attempts ?? {});
     out(
-      `  ${LABEL[mode].padEnd(32)} scheduler: algorithm ${algorithm} ms/attempt, binding ${binding} ms/pod, ` +
+      `  ${LABEL[mode].padEnd(32)} scheduler: algorithm ${algorithm.toFixed(2)} ms/attempt, binding ${binding.toFixed(1)} ms/pod, ` +
         `attempts ${attempts}`,
     );
     out(`  ${''.padEnd(32)} CPU seconds during the run: ${cpu}`);
@@ -668,6 +706,13 @@ function report(runs: readonly Run[]): void {
       .map(([what, n]) => `${what} ${(n / PODS).toFixed(2)}`)
       .join(', ');
     out(`  ${''.padEnd(32)} kube-apiserver requests per pod (last round): ${perPod}`);
+    // a bind's two writes as the API server timed them: what of the scheduler's binding time is
+    // the API server's, and what is the extender's own
+    const writes = BIND_WRITES.map((what) => {
+      const means = rs.flatMap((r) => r.writeMs.get(what) ?? []);
+      return `${what} ${means.length > 0 ? median(means).toFixed(1) : '-'} ms`;
+    }).join(', ');
+    out(`  ${''.padEnd(32)} kube-apiserver's own mean time per bind write: ${writes}`);
   }
   for (const r of runs.filter((x) => x.detail)) {
     out();
