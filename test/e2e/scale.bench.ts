@@ -280,6 +280,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   const perfFile = join(runDir(), `perf-${mode}-${what.replace(' ', '')}-${Date.now().toString(36)}.data`);
   const extenderPid = withFloor ? tiny!.pid : withFloatip ? floatip!.pid : undefined;
   const perf = PERF && extenderPid ? recordCpu(extenderPid, perfFile) : undefined;
+  const closed0 = await closedExtenderConnections();
   const cpu0 = cpuTimes();
   const from = monotonicMicros();
   const run = `b${round || 'x'}-${mode}-${Date.now().toString(36)}`;
@@ -292,6 +293,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     timeoutMs: 10 * 60_000,
   });
   const cpu1 = cpuTimes();
+  const churn = connectionChurn(closed0, await closedExtenderConnections());
   const to = monotonicMicros();
   await perf?.stop();
   const requests1 = await apiserverRequests();
@@ -346,7 +348,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
   out(
     `  ${what.padEnd(7)} ${LABEL[mode].padEnd(32)} ${fmt(result.totalMs).padStart(7)} ms ` +
       `(${result.podsPerSecond} pods/s; latency p50 ${fmt(result.latencyMs.p50)}, p99 ${fmt(result.latencyMs.p99)} ms; ` +
-      `load ${os.loadavg()[0]!.toFixed(1)}${own}${handler ? `; floatip handlers ${handler}` : ''})`,
+      `load ${os.loadavg()[0]!.toFixed(1)}${churn}${own}${handler ? `; floatip handlers ${handler}` : ''})`,
   );
   if (perf) out(await summarizePerf(perfFile, PODS));
   return {
@@ -572,6 +574,44 @@ async function apiserverRequests(): Promise<{
     totals.set(what, (totals.get(what) ?? 0) + Number(m[2]));
   }
   return { counts: totals, seconds };
+}
+
+/**
+ * The extender port's connections in TIME_WAIT (`ss`): each one closed within the last minute, on
+ * the side that closed it first, so one set before and one after a run of seconds tell how many
+ * connections between kube-scheduler and the extender ended during it, and who ended them.
+ */
+async function closedExtenderConnections(): Promise<Set<string>> {
+  const port = extenderPort();
+  try {
+    const { stdout } = await promisify(execFile)('ss', [
+      '-Htan',
+      'state',
+      'time-wait',
+      `( sport = :${port} or dport = :${port} )`,
+    ]);
+    const closed = new Set<string>();
+    for (const line of stdout.split('\n')) {
+      const [local, peer] = line.trim().split(/\s+/).slice(-2);
+      if (local && peer) closed.add(`${local} ${peer}`);
+    }
+    return closed;
+  } catch {
+    return new Set();
+  }
+}
+
+/** "; extender connections closed N by the scheduler, M by the extender" between two readings. */
+function connectionChurn(before: Set<string>, after: Set<string>): string {
+  const port = `:${extenderPort()}`;
+  let byScheduler = 0;
+  let byExtender = 0;
+  for (const c of after) {
+    if (before.has(c)) continue;
+    if (c.split(' ')[0]!.endsWith(port)) byExtender++;
+    else byScheduler++;
+  }
+  return `; extender connections closed ${byScheduler} by the scheduler, ${byExtender} by the extender`;
 }
 
 /** CLOCK_MONOTONIC in microseconds, the clock of a V8 CPU profile's timestamps. */

@@ -5,14 +5,22 @@
 // how late its event loop ran a 10 ms timer since the last SIGUSR2 (as floatip's /metrics reports
 // its own, through prom-client) and starts counting again.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startTinyExtender } from './tiny-extender.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as {
   recordObjects?: boolean;
   watch?: boolean;
   port?: number;
+  /** The kubeconfig to write and watch with (floatip's); the cluster's admin one without. */
+  kubeconfig?: string;
 };
-const tiny = await startTinyExtender(options);
+let kubeConfig: KubeConfig | undefined;
+if (options.kubeconfig) {
+  kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(options.kubeconfig);
+}
+const tiny = await startTinyExtender({ ...options, kubeConfig });
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
 process.on('SIGUSR2', () => {

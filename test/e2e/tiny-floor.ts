@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { REPO_ROOT } from './floatip.js';
+import { floatipKubeconfig, REPO_ROOT } from './floatip.js';
 
 export interface TinyFloorSeen {
   readonly calls: Record<'filter' | 'prioritize' | 'bind' | 'preempt' | 'other', number>;
@@ -47,7 +47,14 @@ export async function startTinyFloor(
     [
       ...(options.nodeArgs ?? []),
       BUNDLE,
-      JSON.stringify({ recordObjects: options.recordObjects, watch: options.watch }),
+      // floatip's own credentials (its ServiceAccount's token), not the admin's client certificate:
+      // the API server authenticates, authorizes and queues (API Priority and Fairness) a write by
+      // who makes it, and the floor's writes must cost it what floatip's do
+      JSON.stringify({
+        recordObjects: options.recordObjects,
+        watch: options.watch,
+        kubeconfig: floatipKubeconfig(),
+      }),
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
