@@ -528,16 +528,13 @@ function collections(before: Totals, after: Totals): string {
     .join(', ');
 }
 
-/**
- * kube-apiserver's request counters (apiserver_request_total) by "VERB resource[/subresource]
- * (content type)", without WATCH: who asks the API server for what, per run.
- */
-/** The two writes of every bind, as apiserverRequests names them. */
+/** The two writes of every bind, as apiserverRequests names them in `seconds`. */
 const BIND_WRITES = ['POST floatingips', 'POST pods/binding'];
 
 /**
- * kube-apiserver's request counts by verb, resource and content type, and the seconds it spent
- * (sum, count) on each of the bind's writes.
+ * kube-apiserver's request counters (apiserver_request_total) by "VERB resource[/subresource]
+ * (content type)", without WATCH: who asks the API server for what, per run; and the seconds it
+ * spent (apiserver_request_duration_seconds: sum, count) on each of a bind's writes.
  */
 async function apiserverRequests(): Promise<{
   counts: Map<string, number>;

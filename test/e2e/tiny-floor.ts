@@ -48,8 +48,8 @@ export async function startTinyFloor(
       ...(options.nodeArgs ?? []),
       BUNDLE,
       // floatip's own credentials (its ServiceAccount's token), not the admin's client certificate:
-      // the API server authenticates, authorizes and queues (API Priority and Fairness) a write by
-      // who makes it, and the floor's writes must cost it what floatip's do
+      // the API server authenticates and authorizes each write by who makes it, and the floor's
+      // writes must cost it what floatip's do
       JSON.stringify({
         recordObjects: options.recordObjects,
         watch: options.watch,
