@@ -280,6 +280,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     if (withFloatip) await floatipReadings();
   }
   const requests0 = await apiserverRequests();
+  const scheduler0 = await schedulerReading();
   const readings0 = withFloatip ? await floatipReadings() : undefined;
   await tiny?.loopDelay();
   const perfFile = join(runDir(), `perf-${mode}-${what.replace(' ', '')}-${Date.now().toString(36)}.data`);
@@ -312,7 +313,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     const [s0, n0] = requests0.seconds.get(what) ?? [0, 0];
     if (n > n0) writeMs.set(what, ((seconds - s0) * 1000) / (n - n0));
   }
-  const scheduler = await schedulerMetrics();
+  const scheduler = schedulerMetrics(scheduler0, await schedulerReading());
   const readings1 = readings0 ? await floatipReadings() : undefined;
   const floorLoop = withFloor ? await tiny!.loopDelay() : undefined;
   const handler =
@@ -427,14 +428,21 @@ interface SchedulerMetrics {
   readonly attempts: Record<string, number>;
 }
 
-/** kube-scheduler's own metrics (plain HTTP on its healthz port), since its restart for this run. */
-async function schedulerMetrics(): Promise<SchedulerMetrics> {
+/** kube-scheduler's counters at one moment: sums and counts of two histograms, attempts by result. */
+interface SchedulerReading {
+  readonly algorithm: readonly [number, number];
+  readonly binding: readonly [number, number];
+  readonly attempts: Record<string, number>;
+}
+
+/** kube-scheduler's own metrics (plain HTTP on its healthz port), counted since its restart. */
+async function schedulerReading(): Promise<SchedulerReading | undefined> {
   const port = Number(process.env.FLOATIP_E2E_SCHED_HEALTHZ_PORT ?? 26251);
   let text = '';
   try {
     text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   } catch {
-    return { algorithmMs: NaN, bindingMs: NaN, attempts: {} };
+    return undefined;
   }
   const value = (name: string) => {
     let sum = 0;
@@ -442,7 +450,7 @@ async function schedulerMetrics(): Promise<SchedulerMetrics> {
       sum += Number(m[1]);
     return sum;
   };
-  const mean = (base: string) => (value(`${base}_sum`) / Math.max(1, value(`${base}_count`))) * 1000;
+  const histogram = (base: string) => [value(`${base}_sum`), value(`${base}_count`)] as const;
   const attempts: Record<string, number> = {};
   for (const m of text.matchAll(
     /^scheduler_schedule_attempts_total\{[^}]*result="([^"]+)"[^}]*\} (\d+)$/gm,
@@ -450,8 +458,31 @@ async function schedulerMetrics(): Promise<SchedulerMetrics> {
     attempts[m[1]!] = (attempts[m[1]!] ?? 0) + Number(m[2]);
   }
   return {
-    algorithmMs: round2(mean('scheduler_scheduling_algorithm_duration_seconds')),
-    bindingMs: round2(mean('scheduler_binding_duration_seconds')),
+    algorithm: histogram('scheduler_scheduling_algorithm_duration_seconds'),
+    binding: histogram('scheduler_binding_duration_seconds'),
+    attempts,
+  };
+}
+
+/**
+ * kube-scheduler's means over the measured run alone, between two readings: the counters run from
+ * its restart, which the warm-up runs follow.
+ */
+function schedulerMetrics(
+  before: SchedulerReading | undefined,
+  after: SchedulerReading | undefined,
+): SchedulerMetrics {
+  if (!before || !after) return { algorithmMs: NaN, bindingMs: NaN, attempts: {} };
+  const mean = (a: readonly [number, number], b: readonly [number, number]) =>
+    round2(((b[0] - a[0]) / Math.max(1, b[1] - a[1])) * 1000);
+  const attempts: Record<string, number> = {};
+  for (const [result, n] of Object.entries(after.attempts)) {
+    const d = n - (before.attempts[result] ?? 0);
+    if (d > 0) attempts[result] = d;
+  }
+  return {
+    algorithmMs: mean(before.algorithm, after.algorithm),
+    bindingMs: mean(before.binding, after.binding),
     attempts,
   };
 }
