@@ -589,24 +589,31 @@ async function apiserverRequests(): Promise<{
   for (const m of text.matchAll(
     /^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} ([0-9.e+-]+)$/gm,
   )) {
-    const label = (name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(`{${m[2]!}`)?.[1] ?? '';
-    const sub = label('subresource');
-    const what = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}`;
+    const what = callOf(labelsOf(m[2]!));
     if (!BIND_WRITES.includes(what)) continue;
     const t = seconds.get(what) ?? [0, 0];
     t[m[1] === 'sum' ? 0 : 1] += Number(m[3]);
     seconds.set(what, t);
   }
   for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$/gm)) {
-    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(m[1]!)?.[1] ?? '';
-    const verb = label('verb');
-    if (verb === 'WATCH') continue;
-    const sub = label('subresource');
-    const type = label('contentType').replace('application/', '').replace('vnd.kubernetes.', '');
-    const what = `${verb} ${label('resource')}${sub ? `/${sub}` : ''} (${type})`;
+    const labels = labelsOf(m[1]!);
+    if (labels.get('verb') === 'WATCH') continue;
+    const type = (labels.get('contentType') ?? '').replace('application/', '').replace('vnd.kubernetes.', '');
+    const what = `${callOf(labels)} (${type})`;
     totals.set(what, (totals.get(what) ?? 0) + Number(m[2]));
   }
   return { counts: totals, seconds };
+}
+
+/** A metric line's labels, `a="x",b="y"`, by name (whole names: `resource` is not `subresource`). */
+function labelsOf(text: string): Map<string, string> {
+  return new Map([...text.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** "VERB resource[/subresource]" of an API server metric's labels. */
+function callOf(labels: Map<string, string>): string {
+  const sub = labels.get('subresource');
+  return `${labels.get('verb') ?? ''} ${labels.get('resource') ?? ''}${sub ? `/${sub}` : ''}`;
 }
 
 /**
@@ -614,7 +621,7 @@ async function apiserverRequests(): Promise<{
  * the side that closed it first, so one set before and one after a run of seconds tell how many
  * connections between kube-scheduler and the extender ended during it, and who ended them.
  */
-async function closedExtenderConnections(): Promise<Set<string>> {
+async function closedExtenderConnections(): Promise<Set<string> | undefined> {
   const port = extenderPort();
   try {
     const { stdout } = await promisify(execFile)('ss', [
@@ -630,12 +637,13 @@ async function closedExtenderConnections(): Promise<Set<string>> {
     }
     return closed;
   } catch {
-    return new Set();
+    return undefined; // no `ss`: no reading, rather than a count of 0
   }
 }
 
 /** "; extender connections closed N by the scheduler, M by the extender" between two readings. */
-function connectionChurn(before: Set<string>, after: Set<string>): string {
+function connectionChurn(before: Set<string> | undefined, after: Set<string> | undefined): string {
+  if (!before || !after) return '; extender connections closed: unknown (ss failed)';
   const port = `:${extenderPort()}`;
   let byScheduler = 0;
   let byExtender = 0;
