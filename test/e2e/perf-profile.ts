@@ -47,6 +47,21 @@ const AREAS: readonly (readonly [string, RegExp])[] = [
 /** floatip's own modules (dist/src/...), by the innermost of them on a sample's stack. */
 const OWN = /file:\/\/\/.*\/dist\/src\/(.+?\.js)/;
 
+/**
+ * Where a sample's work began: the outermost of these on its stack (each callback's stack starts at
+ * the event loop). Calls read on the extender's port run node's HTTP parser; the API server's
+ * answers and watch events arrive as TLS reads.
+ */
+const SOURCES: readonly (readonly [string, RegExp])[] = [
+  ["the extender's calls", /Parser::OnStreamRead/],
+  ['TLS reads', /TLSWrap::OnStreamRead/],
+  ['setImmediate', /CheckImmediate|processImmediate/],
+  ['new connections', /ConnectionWrap<.*>::OnConnection/],
+];
+
+/** Native work below JavaScript that any extender pays for what it reads and writes. */
+const SHARED_NATIVE = /Builtin_JsonParse|Builtin_JsonStringify|llhttp__internal_execute|StreamBase::Writev/;
+
 export interface PerfRecording {
   stop(): Promise<void>;
 }
@@ -110,6 +125,8 @@ export async function summarizePerf(file: string, pods: number, top = 12): Promi
   const seconds = (n: number) => ((n / FREQUENCY) * 1000) / pods;
   const areas = new Map<string, number>();
   const own = new Map<string, number>();
+  const sources = new Map<string, number>();
+  let ownCode = 0;
   let mainSamples = 0;
   for (const s of samples) {
     if (s.thread !== main) continue;
@@ -118,6 +135,14 @@ export async function summarizePerf(file: string, pods: number, top = 12): Promi
       if (s.frames.some((f) => re.test(f))) areas.set(area, (areas.get(area) ?? 0) + 1);
     const module = s.frames.map((f) => OWN.exec(f)?.[1]).find((m) => m !== undefined);
     if (module) own.set(module, (own.get(module) ?? 0) + 1);
+    // frames are innermost first: the last that names a source is where the stack began
+    const outermost = [...s.frames].reverse().find((f) => SOURCES.some(([, re]) => re.test(f)));
+    const began = SOURCES.find(([, re]) => outermost !== undefined && re.test(outermost))?.[0] ?? 'the rest';
+    sources.set(began, (sources.get(began) ?? 0) + 1);
+    // floatip's own JavaScript: the innermost JavaScript frame is floatip's, with no parse, JSON or
+    // socket write under it (those any extender pays for the same bytes)
+    const innermostJs = s.frames.find((f) => f.startsWith('JS:'));
+    if (innermostJs && OWN.test(innermostJs) && !s.frames.some((f) => SHARED_NATIVE.test(f))) ownCode++;
   }
   const line = (entries: Map<string, number>) =>
     [...entries]
@@ -129,6 +154,13 @@ export async function summarizePerf(file: string, pods: number, top = 12): Promi
     `  ${file}: CPU-s per 1,000 pods sampled: main thread ${seconds(mainSamples).toFixed(2)}, ` +
       `other threads (V8's compiler and GC helpers, libuv) ${seconds(samples.length - mainSamples).toFixed(2)}`,
     `    by area (inclusive, overlapping): ${line(areas)}`,
+    `    by where the work began (each sample once): ${line(sources)}`,
+    ...(own.size > 0
+      ? [
+          `    floatip's own JavaScript (innermost frame in dist/src, no JSON, HTTP parsing or socket ` +
+            `write under it): ${seconds(ownCode).toFixed(3)}`,
+        ]
+      : []),
     ...(own.size > 0 ? [`    by floatip module (innermost on the stack): ${line(own)}`] : []),
   ].join('\n');
 }
