@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { parseAddress } from '../ipam/index.js';
 import { packagePath } from '../paths.js';
 import { ApiError } from './envelope.js';
+import { isGoRFC3339 } from './go-time.js';
 import { QueryStringError, parseQuery } from './query-string.js';
 
 export interface OpenApiDocument {
@@ -134,7 +135,10 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
           },
         }
       : false,
-    formats: { ip: { type: 'string', validate: isIP } },
+    formats: {
+      ip: { type: 'string', validate: isIP },
+      'go-rfc3339': { type: 'string', validate: isGoRFC3339 },
+    },
     validateFormats: true,
   }) as unknown as RequestHandler[];
   return [goQuery, ...validator, atoiIntegers];
@@ -164,6 +168,9 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
       const field = fieldName(e.path);
       if (e.errorCode === 'format.openapi.validation' && /format "ip"/.test(e.message)) {
         return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not a valid ip`;
+      }
+      if (e.errorCode === 'format.openapi.validation' && /format "go-rfc3339"/.test(e.message)) {
+        return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)`;
       }
       if (field === 'body.name' || field === 'params.name') {
         // galaxy's Go decoder leaves an absent name empty, and says so

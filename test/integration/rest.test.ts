@@ -803,6 +803,48 @@ describe('R4 POST /v1/ip', () => {
     expect(world.floatip.allocator.get('10.0.100.3')).toBeUndefined();
   });
 
+  test("R4k the listed fields release does not use still have galaxy's types: a wrong one refuses the whole request; a null is no field", async () => {
+    await hold('10.0.100.2', 'pool__p1_');
+    const entry = { ip: '10.0.100.2', poolName: 'p1' };
+    // galaxy's Go decoder: policy uint16, updateTime time.Time (RFC 3339), status string, releasable bool
+    const refused: [Json, string][] = [
+      [{ policy: 'x' }, 'body.ips[1].policy: must be integer'],
+      [{ policy: 1.5 }, 'body.ips[1].policy: must be integer'],
+      [{ policy: -1 }, 'body.ips[1].policy: must be >= 0'],
+      [{ policy: 65536 }, 'body.ips[1].policy: must be <= 65535'],
+      [
+        { updateTime: 'yesterday' },
+        'body.ips[1].updateTime: "yesterday" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)',
+      ],
+      [
+        { updateTime: '2026-02-29T00:00:00Z' },
+        'body.ips[1].updateTime: "2026-02-29T00:00:00Z" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)',
+      ],
+      [{ updateTime: 1764936000 }, 'body.ips[1].updateTime: must be string'],
+      [{ status: 5 }, 'body.ips[1].status: must be string'],
+      [{ releasable: 'yes' }, 'body.ips[1].releasable: must be boolean'],
+    ];
+    for (const [fields, message] of refused) {
+      const res = await post('/v1/ip', { ips: [entry, { ip: '10.0.100.3', poolName: 'p1', ...fields }] });
+      expect([res.status, res.body]).toEqual([400, { code: 400, message: `bad request: ${message}` }]);
+      expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
+    }
+    // a null leaves Go's field as it was: the entry is the one without it
+    const nulls = {
+      namespace: null,
+      appName: null,
+      podName: null,
+      appType: null,
+      policy: null,
+      updateTime: null,
+      status: null,
+      releasable: null,
+    };
+    const res = await post('/v1/ip', { ips: [{ ...entry, ...nulls }] });
+    expect([res.status, res.body]).toEqual([200, { code: 200, message: '' }]);
+    expect(world.floatip.allocator.get('10.0.100.2')).toBeUndefined();
+  });
+
   test('R4i an item sent back as GET /v1/ip listed it names its owner: a bare pod (appType NULL) too', async () => {
     await hold('10.0.100.5', 'NULL_ns1_NULL_x');
     await hold('10.0.100.6', 'sts_ns1_web_web-3');
