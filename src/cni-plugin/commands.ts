@@ -45,7 +45,7 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
   if (!(await claimState(network.stateDir, network.name, state))) throw alreadyAdded();
   const results: Result[] = [];
   try {
-    for (const one of planned) results.push((await runDelegate('ADD', one, env))!);
+    for (const one of planned) results.push((await runDelegate('ADD', one, env, network.delegateTimeoutMs))!);
   } catch (err) {
     // only what this ADD brought up: the failed delegate cleans up after itself (the reference
     // plugins do), and an interface of that name that was there before is not ours to delete
@@ -67,7 +67,7 @@ async function undo(
 ): Promise<void> {
   for (const one of [...planned].reverse()) {
     try {
-      await runDelegate('DEL', one, env);
+      await runDelegate('DEL', one, env, network.delegateTimeoutMs);
     } catch {
       // the ADD's own error is the one to report; DEL of what never came up may fail
     }
@@ -94,7 +94,12 @@ function interfacesToDelete(
 export async function del(network: NetworkConfig, env: Environment): Promise<void> {
   const state = await readState(network.stateDir, network.name, env.containerId, env.ifname);
   for (const one of interfacesToDelete(network, env, state).reverse()) {
-    await runDelegate('DEL', one, { ...env, netns: env.netns || state?.netns || '' });
+    await runDelegate(
+      'DEL',
+      one,
+      { ...env, netns: env.netns || state?.netns || '' },
+      network.delegateTimeoutMs,
+    );
   }
   await removeState(network.stateDir, network.name, env.containerId, env.ifname);
 }
@@ -127,7 +132,8 @@ export async function check(network: NetworkConfig, env: Environment): Promise<v
       `prevResult of container ${env.containerId} interface ${env.ifname} does not list what ADD added on network ${network.name}: ${missing.join(', ')}`,
     );
   }
-  for (const one of state.interfaces) await runDelegate('CHECK', one, env, one.result);
+  for (const one of state.interfaces)
+    await runDelegate('CHECK', one, env, network.delegateTimeoutMs, one.result);
 }
 
 export async function gc(network: NetworkConfig, env: Environment): Promise<void> {
@@ -138,12 +144,12 @@ export async function gc(network: NetworkConfig, env: Environment): Promise<void
     try {
       // the netns is usually gone with the container, which the delegates take as nothing to do
       for (const one of [...state.interfaces].reverse()) {
-        await runDelegate('DEL', one, {
-          ...env,
-          containerId: state.containerId,
-          netns: state.netns,
-          ifname: one.ifname,
-        });
+        await runDelegate(
+          'DEL',
+          one,
+          { ...env, containerId: state.containerId, netns: state.netns, ifname: one.ifname },
+          network.delegateTimeoutMs,
+        );
       }
       await removeState(network.stateDir, network.name, state.containerId, state.ifname);
     } catch (err) {

@@ -189,45 +189,100 @@ async function findPlugin(type: string, path: readonly string[]): Promise<string
   );
 }
 
+/** The most of a delegate's stdout or stderr kept: a result is a few KiB; what is past this is dropped. */
+const OUTPUT_LIMIT = 2 ** 20;
+/** The most of a failed delegate's words passed on in the error. */
+const MESSAGE_LIMIT = 4096;
+
+interface DelegateRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+}
+
 /**
- * Runs the delegate for one interface. Its error object is passed on in `msg` and `details`, with
- * which interface and command it was.
+ * Runs `file` with `env` and `input` on its stdin, in a process group of its own so that what it
+ * starts goes with it: past `timeoutMs` the whole group is killed.
+ */
+function runBounded(
+  file: string,
+  env: NodeJS.ProcessEnv,
+  input: string,
+  timeoutMs: number,
+): Promise<DelegateRun> {
+  return new Promise((done, fail) => {
+    const child = spawn(file, [], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const collect = (into: Buffer[]) => {
+      let kept = 0;
+      return (d: Buffer) => {
+        if (kept >= OUTPUT_LIMIT) return;
+        into.push(d.subarray(0, OUTPUT_LIMIT - kept));
+        kept += d.length;
+      };
+    };
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      fail(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), timedOut });
+    });
+    // a delegate that exits without reading its configuration is judged by its exit and output
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+/**
+ * Runs the delegate for one interface, for at most `timeoutMs`. Its error object is passed on in
+ * `msg` and `details`, with which interface and command it was.
  */
 export async function runDelegate(
   command: 'ADD' | 'DEL' | 'CHECK',
   planned: PlannedInterface,
   env: Environment,
+  timeoutMs: number,
   prevResult?: Result,
 ): Promise<Result | undefined> {
   const type = String(planned.delegate.type);
   const file = await findPlugin(type, env.path);
   const config = prevResult ? { ...planned.delegate, prevResult } : planned.delegate;
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-    (done, fail) => {
-      const child = spawn(file, [], {
-        env: {
-          PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-          CNI_COMMAND: command,
-          CNI_CONTAINERID: env.containerId,
-          CNI_NETNS: env.netns,
-          CNI_IFNAME: planned.ifname,
-          // the pod's arguments are floatip-cni's; static IPAM would read an IP= among them
-          CNI_ARGS: '',
-          CNI_PATH: env.path.join(':'),
-        },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.on('error', fail);
-      child.on('close', (exit) => done({ code: exit, stdout: out, stderr: err }));
-      // a delegate that exits without reading its configuration is judged by its exit and output
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(JSON.stringify(config));
+  const { code, stdout, stderr, timedOut } = await runBounded(
+    file,
+    {
+      PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      CNI_COMMAND: command,
+      CNI_CONTAINERID: env.containerId,
+      CNI_NETNS: env.netns,
+      CNI_IFNAME: planned.ifname,
+      // the pod's arguments are floatip-cni's; static IPAM would read an IP= among them
+      CNI_ARGS: '',
+      CNI_PATH: env.path.join(':'),
     },
+    JSON.stringify(config),
+    timeoutMs,
   );
+  if (timedOut) {
+    throw new CniError(
+      Code.delegateFailed,
+      `delegate ${type} ${command} ${planned.ifname}: no answer within ${timeoutMs / 1000} s (delegateTimeoutSeconds); killed`,
+    );
+  }
   if (code !== 0) {
     let failure: { msg?: unknown; details?: unknown } = {};
     try {
@@ -235,7 +290,10 @@ export async function runDelegate(
     } catch {
       // a delegate that broke the protocol: say what it printed
     }
-    const msg = typeof failure.msg === 'string' ? failure.msg : (stdout + stderr).trim() || `exit ${code}`;
+    const said = typeof failure.msg === 'string' ? failure.msg : (stdout + stderr).trim() || `exit ${code}`;
+    // what a broken delegate prints goes into the runtime's error and the pod's events: a few KiB of it
+    const msg =
+      said.length > MESSAGE_LIMIT ? `${said.slice(0, MESSAGE_LIMIT)}... (${said.length} characters)` : said;
     throw new CniError(
       Code.delegateFailed,
       `delegate ${type} ${command} ${planned.ifname}: ${msg}`,

@@ -131,6 +131,8 @@ export interface NetworkConfig {
   readonly annotationTimeoutMs: number;
   /** Each API request's own limit. */
   readonly requestTimeoutMs: number;
+  /** How long one delegate may run before it is killed and its command fails. */
+  readonly delegateTimeoutMs: number;
   /** What ADD configured, per attachment, for DEL, CHECK and GC. */
   readonly stateDir: string;
   readonly args?: Readonly<Record<string, unknown>>;
@@ -246,6 +248,9 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
     annotationTimeoutMs: seconds(raw.annotationTimeoutSeconds, 'annotationTimeoutSeconds', 10),
     // a GET without a limit could hold the runtime's ADD for ever
     requestTimeoutMs: seconds(raw.requestTimeoutSeconds, 'requestTimeoutSeconds', 5, true),
+    // a delegate stuck in the kernel or on a lock would hold the runtime's call, and the pod's
+    // sandbox, for as long as the runtime waits (and its process for ever once the runtime gives up)
+    delegateTimeoutMs: seconds(raw.delegateTimeoutSeconds, 'delegateTimeoutSeconds', 30, true),
     stateDir: (raw.stateDir as string | undefined) ?? DEFAULT_STATE_DIR,
     args: isObject(raw.args) ? raw.args : undefined,
     prevResult: isObject(raw.prevResult) ? (raw.prevResult as unknown as Result) : undefined,

@@ -2,11 +2,13 @@
 // details), exit 1, no stack trace on stdout or stderr; and a failed ADD leaves nothing behind (no
 // interface, no state). Each error is printed as the plugin printed it.
 import { createServer } from 'node:net';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
 import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
-import { buildPlugin, ensureDebianPackages } from './setup.js';
+import { buildPlugin, CNI_BIN, ensureDebianPackages } from './setup.js';
 
 const lab = new Lab();
 let build: string | undefined;
@@ -266,6 +268,66 @@ test('a delegate failure passes its message on, and the failed ADD undoes what i
   });
   expect(await ip('-n', pod, '-o', 'link')).not.toMatch(/eth[01]/);
   expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
+});
+
+test('a delegate that never answers is killed after delegateTimeoutSeconds with what it started (105), nothing left; one that says megabytes is passed on clipped', async () => {
+  const node = lab.ns('node');
+  const pod = await lab.addNamespace('hang');
+  // a delegate stuck for good, with a process of its own: both must go, not only the one floatip-cni started
+  const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-hang-'));
+  writeFileSync(
+    join(dir, 'hang'),
+    `#!/bin/sh\nsleep 300 &\necho $! > ${dir}/child.pid\necho $$ > ${dir}/self.pid\nwait\n`,
+    { mode: 0o755 },
+  );
+  const gone = (pid: number) => {
+    try {
+      // a zombie is gone too: only its parent's wait is left
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
+    } catch {
+      return true;
+    }
+  };
+  try {
+    const handed = { ipinfos: JSON.stringify([ipinfo(63)]) };
+    const env = { ...cniEnv('ADD', 'h1', pod, handed), CNI_PATH: `${dir}:${CNI_BIN}` };
+    const started = Date.now();
+    const network = config({ delegateTimeoutSeconds: 0.5, delegate: { type: 'hang', master } });
+    const hung = refusal('a delegate that hangs', await runPlugin(env, network, node));
+    expect(hung).toEqual({
+      cniVersion: '1.0.0',
+      code: 105,
+      msg: 'delegate hang ADD eth0: no answer within 0.5 s (delegateTimeoutSeconds); killed',
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const pids = ['self', 'child'].map((p) => Number(readFileSync(join(dir, `${p}.pid`), 'utf8')));
+    for (let i = 0; i < 20 && !pids.every(gone); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(pids.filter((pid) => !gone(pid))).toEqual([]);
+    expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
+    // one that fails saying megabytes: the error carries the first 4 KiB of it
+    writeFileSync(join(dir, 'chatty'), `#!/bin/sh\nhead -c 5000000 /dev/zero | tr '\\0' y\nexit 1\n`, {
+      mode: 0o755,
+    });
+    const chatty = refusal(
+      'a delegate that says too much',
+      await runPlugin(env, config({ delegate: { type: 'chatty', master } }), node),
+    );
+    expect(chatty).toEqual({
+      cniVersion: '1.0.0',
+      code: 105,
+      msg: `delegate chatty ADD eth0: ${'y'.repeat(4096)}... (${2 ** 20} characters)`,
+    });
+    // a limit of 0 would kill every delegate: refused as the configuration's mistake
+    expect(
+      refusal('no time at all', await runPlugin(env, config({ delegateTimeoutSeconds: 0 }), node)),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 7,
+      msg: 'delegateTimeoutSeconds must be a number of seconds from above 0 to 3600, not 0',
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a failed ADD deletes only what it added: an eth0 that was there survives, and a second ADD leaves the first alone', async () => {
