@@ -233,6 +233,10 @@ function runBounded(
       } catch {
         // the group is gone already
       }
+      // a process it started in a session of its own may still hold the pipes: they are let go,
+      // so that the run ends now rather than when that process does
+      child.stdout.destroy();
+      child.stderr.destroy();
     }, timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);

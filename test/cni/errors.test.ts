@@ -304,6 +304,29 @@ test('a delegate that never answers is killed after delegateTimeoutSeconds with 
     for (let i = 0; i < 20 && !pids.every(gone); i++) await new Promise((r) => setTimeout(r, 100));
     expect(pids.filter((pid) => !gone(pid))).toEqual([]);
     expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
+    // one that leaves a process of another session holding its output: the run still ends at the limit
+    writeFileSync(join(dir, 'daemon'), `#!/bin/sh\nsetsid sleep 300 &\necho $! > ${dir}/daemon.pid\nwait\n`, {
+      mode: 0o755,
+    });
+    const daemonStarted = Date.now();
+    try {
+      expect(
+        refusal(
+          'a delegate whose daemon keeps its output',
+          await runPlugin(
+            env,
+            config({ delegateTimeoutSeconds: 0.5, delegate: { type: 'daemon', master } }),
+            node,
+          ),
+        ),
+      ).toMatchObject({
+        code: 105,
+        msg: 'delegate daemon ADD eth0: no answer within 0.5 s (delegateTimeoutSeconds); killed',
+      });
+      expect(Date.now() - daemonStarted).toBeLessThan(10_000);
+    } finally {
+      process.kill(Number(readFileSync(join(dir, 'daemon.pid'), 'utf8')), 'SIGKILL');
+    }
     // one that fails saying megabytes: the error carries the first 4 KiB of it
     writeFileSync(join(dir, 'chatty'), `#!/bin/sh\nhead -c 5000000 /dev/zero | tr '\\0' y\nexit 1\n`, {
       mode: 0o755,
