@@ -173,8 +173,12 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
         return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)`;
       }
       if (field === 'body.name' || field === 'params.name') {
-        // galaxy's Go decoder leaves an absent name empty, and says so
-        if (e.errorCode === 'minLength.openapi.validation' || e.errorCode === 'required.openapi.validation')
+        // galaxy's Go decoder leaves an absent or null name empty, and says so
+        if (
+          e.errorCode === 'minLength.openapi.validation' ||
+          e.errorCode === 'required.openapi.validation' ||
+          (field === 'body.name' && valueAt(req, e.path) === null)
+        )
           return 'pool name is empty';
         if (e.errorCode === 'pattern.openapi.validation' || e.errorCode === 'maxLength.openapi.validation')
           return `pool name ${JSON.stringify(valueAt(req, e.path))} is not a Kubernetes object name (${POOL_NAME_RULE})`;

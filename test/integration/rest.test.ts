@@ -962,6 +962,9 @@ describe('R5 /v1/pool', () => {
       [{ name: '' }, 'bad request: pool name is empty'],
       [{}, 'bad request: pool name is empty'],
       [{ size: 3 }, 'bad request: pool name is empty'],
+      // a null leaves Go's field as it was: empty
+      [{ name: null, size: 3 }, 'bad request: pool name is empty'],
+      [{ name: 5 }, 'bad request: body.name: must be string'],
       [
         { name: 'Bad_Name' },
         `bad request: pool name "Bad_Name" is not a Kubernetes object name (lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters)`,
