@@ -74,6 +74,10 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     return undefined;
   };
   const serving = () => notDecidingBecause() === undefined;
+  // who runs with a deleted object's address comes from the pod cache (liveHolder): a new leader's
+  // may still show pods long gone (its watches silent), so it settles such deletions only once it
+  // has read the pods again in its term (FollowObserver.deferSettling)
+  let podsFresh = false;
 
   const written = new KubeEventRecorder(kubeConfig, log);
   // every Event goes through the dashboard's list of the latest on its way to the API server
@@ -121,6 +125,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       // the leader's question alone: it writes the object again, and a follower, whose pod cache
       // may lag behind the leader's release, follows the objects
       stillHeld: (a) => (isLeader() ? liveHolder(cluster.pods, a) : undefined),
+      deferSettling: () => isLeader() && !podsFresh,
       // a cache that does not show the pod may only lag: the API server says
       verifyHeld: async (a) => {
         const key = AllocationKey.parse(a.key);
@@ -169,6 +174,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     metrics.watchQueue(lifecycle.queue);
     lifecycle.attach();
     await Promise.all([pools.start(), cluster.start(), workloads.start()]);
+    // a replica without leader election has read every pod now (one with it, in each term's catch-up)
+    const podsRead = () => {
+      podsFresh = true;
+      store.settleDeferred();
+    };
+    if (!options.leaderElection) podsRead();
     stops.push(
       () => pools.stop(),
       () => cluster.stop(),
@@ -308,12 +319,14 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     }
     // lists again everything decisions read, then takes every running pod's addresses for it
     // (adoption), so that no bind hands out an address whose object this replica never saw
-    const catchUp = async () => {
+    const catchUp = async (stillLeading: () => boolean) => {
       await Promise.all([
         config.catchUp(),
         store.catchUp(),
         pools.catchUp(),
-        cluster.catchUp(),
+        cluster.catchUp().then(() => {
+          if (stillLeading()) podsRead();
+        }),
         workloads.catchUp(),
       ]);
       await lifecycle.adoptRunning();
@@ -330,7 +343,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           onStartedLeading: () => {
             const term = leading.leadership();
             const started = Date.now();
-            catchUp().then(
+            podsFresh = false;
+            catchUp(() => term !== undefined && leading.leadership() === term).then(
               () => {
                 if (term === undefined || leading.leadership() !== term) return;
                 caughtUp = true;
@@ -347,6 +361,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
           },
           onStoppedLeading: () => {
             caughtUp = false;
+            podsFresh = false;
             void lifecycle.pause();
           },
         },

@@ -43,6 +43,12 @@ export interface FollowObserver {
    * Rejects when the API server cannot say; the address is then kept.
    */
   verifyHeld?(a: Allocation): Promise<Holder | undefined>;
+  /**
+   * Whether the pod cache stillHeld reads may show pods long gone (a new leader whose watches were
+   * silent, before it has read the pods again): a deleted object's address then stays as memory has
+   * it, and is settled by settleDeferred once the cache can be trusted.
+   */
+  deferSettling?(): boolean;
 }
 
 /** Who holds an address: its key, policy, node and pod UID. */
@@ -80,6 +86,8 @@ export function floatingIPReflector(
 export class FloatingIPFollower {
   private readonly reflector: Reflector<FloatingIPObject>;
   private starting: ObjectProblem[] | undefined;
+  /** Deleted objects' addresses put off while the pod cache could not be trusted (deferSettling). */
+  private readonly deferred = new Map<string, { held: Allocation; verify: boolean }>();
 
   constructor(
     api: CustomResourceClient,
@@ -164,6 +172,12 @@ export class FloatingIPFollower {
    * the API server is asked (a release that found the object gone already knows its pod is done).
    */
   settleGone(held: Allocation, verify = true): void {
+    if (this.observer.deferSettling?.()) {
+      // a stale cache would vouch for a pod long gone, and the object be written again for it
+      // while another pod runs with the address (the soak): memory keeps it as it is meanwhile
+      this.deferred.set(held.ip, { held, verify });
+      return;
+    }
     const holder = this.observer.stillHeld?.(held);
     if (!holder && verify && !held.reserved && held.podUid !== '' && this.observer.verifyHeld) {
       // memory keeps it while the API server says whether its pod lives
@@ -171,6 +185,14 @@ export class FloatingIPFollower {
       return;
     }
     this.settle(held, holder);
+  }
+
+  /** Settles the deleted objects put off by deferSettling whose addresses memory still has as then. */
+  settleDeferred(): void {
+    const waiting = [...this.deferred.values()];
+    this.deferred.clear();
+    for (const { held, verify } of waiting)
+      if (this.allocator.get(held.ip) === held) this.settleGone(held, verify);
   }
 
   /** Asks the API server whether `held`'s pod lives: kept and written again, or freed. */

@@ -91,6 +91,11 @@ export class FloatingIPStore {
     return this.follower.catchUp();
   }
 
+  /** Settles the deleted objects put off while the pod cache could not be trusted (FollowObserver.deferSettling). */
+  settleDeferred(): void {
+    this.follower.settleDeferred();
+  }
+
   // ---- decisions, persisted
 
   /**

@@ -126,6 +126,63 @@ test('HA-CU-1 a leader whose watches were silent lists again before it decides: 
   expect(object.spec.key).toBe('NULL_ns1_NULL_p2');
 }, 30_000);
 
+test('HA-CU-3 a new leader whose stale pods still show an address’s old holder gives a deleted object back to the pod that runs with it, not to the gone one (the soak)', async () => {
+  const r1 = await cluster.replica('r1');
+  replicas.push(r1);
+  await eventually('r1 to lead', async () => r1.isLeader(), 5000);
+  const r2 = await cluster.replica('r2', { kubeConfig: throughProxy() });
+  replicas.push(r2);
+  await cluster.pod('p1', [r1, r2]);
+  expect(await bind(r1, 'p1')).toBe('');
+  await eventually(
+    'r2 to learn p1’s address',
+    async () => r2.allocator.get('10.0.100.10')?.key === 'NULL_ns1_NULL_p1',
+  );
+
+  // r2 goes deaf; p1 goes, and its address goes to p2, which runs with it
+  expect(await proxy.blackhole(100)).toBeGreaterThan(0);
+  await cluster.core.deleteNamespacedPod({ namespace: 'ns1', name: 'p1', gracePeriodSeconds: 0 });
+  await eventually('r1 to release p1’s address', async () => r1.allocator.get('10.0.100.10') === undefined);
+  await createPod('p2');
+  expect(await bind(r1, 'p2')).toBe('');
+  expect(await addressOf('p2')).toBe('10.0.100.10/24');
+  await running('p2');
+  // r2 still has p1 holding it, and p1 in its pod cache
+  expect(r2.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p1');
+
+  // r1 dies with the Lease; an operator deletes p2's FloatingIP by hand
+  await r1.elector!.stop({ release: false });
+  await r1.close();
+  replicas = [r2];
+  await cluster.server.kubeConfig().makeApiClient(CustomObjectsApi).deleteClusterCustomObject({
+    group: 'galaxy.k8s.io',
+    version: 'v1alpha1',
+    plural: 'floatingips',
+    name: '10.0.100.10',
+  });
+  // r2 reads the FloatingIPs again before its pods: the object's deletion comes while its pod
+  // cache still vouches for p1
+  cluster.server.faults.delayNext({ verb: 'list', resource: 'pods' }, 1500);
+
+  await eventually('r2 to take the Lease', async () => r2.isLeader(), 10_000);
+  await createPod('p3');
+  expect(await bind(r2, 'p3')).toBe('');
+  // p1's release, now that r2 knows it is gone, has had its time
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await createPod('p4');
+  expect(await bind(r2, 'p4')).toBe('');
+  // neither new pod gets the address p2 runs with: r2 holds it for p2, its object written for p2
+  expect([await addressOf('p3'), await addressOf('p4')]).toEqual(['10.0.100.11/24', '10.0.100.12/24']);
+  expect(r2.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p2');
+  const object = (await cluster.server.kubeConfig().makeApiClient(CustomObjectsApi).getClusterCustomObject({
+    group: 'galaxy.k8s.io',
+    version: 'v1alpha1',
+    plural: 'floatingips',
+    name: '10.0.100.10',
+  })) as { spec: { key: string } };
+  expect(object.spec.key).toBe('NULL_ns1_NULL_p2');
+}, 30_000);
+
 test('HA-CU-2 while the new leader reads the cluster again, binds sent to it wait for it and REST changes are refused with why', async () => {
   const r1 = await cluster.replica('r1');
   replicas.push(r1);
