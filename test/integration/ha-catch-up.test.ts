@@ -70,6 +70,22 @@ async function createPod(name: string): Promise<void> {
   });
 }
 
+const FLOATING_IPS = { group: 'galaxy.k8s.io', version: 'v1alpha1', plural: 'floatingips' };
+const customObjects = () => cluster.server.kubeConfig().makeApiClient(CustomObjectsApi);
+
+/** An operator's `kubectl delete floatingip <ip>`. */
+async function deleteObject(ip: string): Promise<void> {
+  await customObjects().deleteClusterCustomObject({ ...FLOATING_IPS, name: ip });
+}
+
+/** The key the address's FloatingIP object names, as the API server has it. */
+async function objectKeyOf(ip: string): Promise<string> {
+  const object = (await customObjects().getClusterCustomObject({ ...FLOATING_IPS, name: ip })) as {
+    spec: { key: string };
+  };
+  return object.spec.key;
+}
+
 async function running(name: string): Promise<void> {
   const pod = await cluster.core.readNamespacedPod({ namespace: 'ns1', name });
   await cluster.core.replaceNamespacedPodStatus({
@@ -79,54 +95,11 @@ async function running(name: string): Promise<void> {
   });
 }
 
-test('HA-CU-1 a leader whose watches were silent lists again before it decides: a running pod keeps its address, even with its object deleted by hand', async () => {
-  const r1 = await cluster.replica('r1');
-  replicas.push(r1);
-  await eventually('r1 to lead', async () => r1.isLeader(), 5000);
-  const r2 = await cluster.replica('r2', { kubeConfig: throughProxy() });
-  replicas.push(r2);
-  await cluster.pod('p1', [r1, r2]);
-  expect(await bind(r1, 'p1')).toBe('');
-  await eventually('r2 to learn p1’s address', async () => r2.allocator.get('10.0.100.10') !== undefined);
-
-  // every connection r2 has open goes silent for good: its watches among them
-  expect(await proxy.blackhole(100)).toBeGreaterThan(0);
-  await createPod('p2');
-  expect(await bind(r1, 'p2')).toBe('');
-  expect(await addressOf('p2')).toBe('10.0.100.11/24');
-  await running('p2');
-  // r2 saw none of it
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(r2.allocator.get('10.0.100.11')).toBeUndefined();
-
-  // r1 dies with the Lease; meanwhile an operator deletes p2's FloatingIP by hand
-  await r1.elector!.stop({ release: false });
-  await r1.close();
-  replicas = [r2];
-  await cluster.server.kubeConfig().makeApiClient(CustomObjectsApi).deleteClusterCustomObject({
-    group: 'galaxy.k8s.io',
-    version: 'v1alpha1',
-    plural: 'floatingips',
-    name: '10.0.100.11',
-  });
-
-  await eventually('r2 to take the Lease', async () => r2.isLeader(), 10_000);
-  await createPod('p3');
-  expect(await bind(r2, 'p3')).toBe('');
-  // p3 gets an address of its own, not the one p2 runs with
-  expect(await addressOf('p3')).toBe('10.0.100.12/24');
-  // and r2 holds p2's address for p2 again, its object written back
-  expect(r2.allocator.get('10.0.100.11')?.key).toBe('NULL_ns1_NULL_p2');
-  const object = (await cluster.server.kubeConfig().makeApiClient(CustomObjectsApi).getClusterCustomObject({
-    group: 'galaxy.k8s.io',
-    version: 'v1alpha1',
-    plural: 'floatingips',
-    name: '10.0.100.11',
-  })) as { spec: { key: string } };
-  expect(object.spec.key).toBe('NULL_ns1_NULL_p2');
-}, 30_000);
-
-test('HA-CU-3 a new leader whose stale pods still show an address’s old holder gives a deleted object back to the pod that runs with it, not to the gone one (the soak)', async () => {
+/**
+ * r1 leading and r2 following through the proxy, both with p1 bound to 10.0.100.10; then every
+ * connection r2 has open goes silent for good, its watches among them.
+ */
+async function leaderAndDeafFollower(): Promise<[Floatip, Floatip]> {
   const r1 = await cluster.replica('r1');
   replicas.push(r1);
   await eventually('r1 to lead', async () => r1.isLeader(), 5000);
@@ -138,9 +111,44 @@ test('HA-CU-3 a new leader whose stale pods still show an address’s old holder
     'r2 to learn p1’s address',
     async () => r2.allocator.get('10.0.100.10')?.key === 'NULL_ns1_NULL_p1',
   );
-
-  // r2 goes deaf; p1 goes, and its address goes to p2, which runs with it
   expect(await proxy.blackhole(100)).toBeGreaterThan(0);
+  return [r1, r2];
+}
+
+/** The leader dies without handing the Lease on. */
+async function dieWithLease(leader: Floatip): Promise<void> {
+  await leader.elector!.stop({ release: false });
+  await leader.close();
+  replicas = replicas.filter((r) => r !== leader);
+}
+
+test('HA-CU-1 a leader whose watches were silent lists again before it decides: a running pod keeps its address, even with its object deleted by hand', async () => {
+  const [r1, r2] = await leaderAndDeafFollower();
+  await createPod('p2');
+  expect(await bind(r1, 'p2')).toBe('');
+  expect(await addressOf('p2')).toBe('10.0.100.11/24');
+  await running('p2');
+  // r2 saw none of it
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(r2.allocator.get('10.0.100.11')).toBeUndefined();
+
+  // r1 dies with the Lease; meanwhile an operator deletes p2's FloatingIP by hand
+  await dieWithLease(r1);
+  await deleteObject('10.0.100.11');
+
+  await eventually('r2 to take the Lease', async () => r2.isLeader(), 10_000);
+  await createPod('p3');
+  expect(await bind(r2, 'p3')).toBe('');
+  // p3 gets an address of its own, not the one p2 runs with
+  expect(await addressOf('p3')).toBe('10.0.100.12/24');
+  // and r2 holds p2's address for p2 again, its object written back
+  expect(r2.allocator.get('10.0.100.11')?.key).toBe('NULL_ns1_NULL_p2');
+  expect(await objectKeyOf('10.0.100.11')).toBe('NULL_ns1_NULL_p2');
+}, 30_000);
+
+test('HA-CU-3 a new leader whose stale pods still show an address’s old holder gives a deleted object back to the pod that runs with it, not to the gone one (the soak)', async () => {
+  const [r1, r2] = await leaderAndDeafFollower();
+  // p1 goes, and its address goes to p2, which runs with it
   await cluster.core.deleteNamespacedPod({ namespace: 'ns1', name: 'p1', gracePeriodSeconds: 0 });
   await eventually('r1 to release p1’s address', async () => r1.allocator.get('10.0.100.10') === undefined);
   await createPod('p2');
@@ -151,15 +159,8 @@ test('HA-CU-3 a new leader whose stale pods still show an address’s old holder
   expect(r2.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p1');
 
   // r1 dies with the Lease; an operator deletes p2's FloatingIP by hand
-  await r1.elector!.stop({ release: false });
-  await r1.close();
-  replicas = [r2];
-  await cluster.server.kubeConfig().makeApiClient(CustomObjectsApi).deleteClusterCustomObject({
-    group: 'galaxy.k8s.io',
-    version: 'v1alpha1',
-    plural: 'floatingips',
-    name: '10.0.100.10',
-  });
+  await dieWithLease(r1);
+  await deleteObject('10.0.100.10');
   // r2 reads the FloatingIPs again before its pods: the object's deletion comes while its pod
   // cache still vouches for p1
   cluster.server.faults.delayNext({ verb: 'list', resource: 'pods' }, 1500);
@@ -174,13 +175,7 @@ test('HA-CU-3 a new leader whose stale pods still show an address’s old holder
   // neither new pod gets the address p2 runs with: r2 holds it for p2, its object written for p2
   expect([await addressOf('p3'), await addressOf('p4')]).toEqual(['10.0.100.11/24', '10.0.100.12/24']);
   expect(r2.allocator.get('10.0.100.10')?.key).toBe('NULL_ns1_NULL_p2');
-  const object = (await cluster.server.kubeConfig().makeApiClient(CustomObjectsApi).getClusterCustomObject({
-    group: 'galaxy.k8s.io',
-    version: 'v1alpha1',
-    plural: 'floatingips',
-    name: '10.0.100.10',
-  })) as { spec: { key: string } };
-  expect(object.spec.key).toBe('NULL_ns1_NULL_p2');
+  expect(await objectKeyOf('10.0.100.10')).toBe('NULL_ns1_NULL_p2');
 }, 30_000);
 
 test('HA-CU-2 while the new leader reads the cluster again, binds sent to it wait for it and REST changes are refused with why', async () => {
