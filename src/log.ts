@@ -16,7 +16,8 @@ export const LOG_STRING_LIMIT = 4096;
 /** Fields of a logged object looked into for long strings (an object's own, not its prototype's). */
 const MAX_DEPTH = 4;
 
-function clipString(text: string): string {
+/** `text`, or its first LOG_STRING_LIMIT characters and how long it was. */
+export function clipString(text: string): string {
   if (text.length <= LOG_STRING_LIMIT) return text;
   return `${text.slice(0, LOG_STRING_LIMIT)}... (${text.length} characters)`;
 }

@@ -1,7 +1,11 @@
 // galaxy's response envelope (docs/galaxy.md#rest-api): `{"code": <HTTP status>, "message": "<kind>: <detail>"}`,
 // with the kind galaxy's helpers put in front of the detail. Every answer of the REST API goes
 // through here, so the status and the body's `code` never disagree.
+//
+// A detail often quotes what the caller sent (a bad ip, updateTime or pool name), and a body may be
+// megabytes: the detail is clipped as a log line's strings are, so a refusal stays a few kilobytes.
 import type { Response } from 'express';
+import { clipString } from '../log.js';
 
 const KINDS: Readonly<Record<number, string>> = {
   400: 'bad request',
@@ -36,7 +40,7 @@ export const badRequest = (detail: string) => new ApiError(400, detail);
 export const notFound = (detail: string) => new ApiError(404, detail);
 
 export function sendError(res: Response, status: number, detail: string): void {
-  res.status(status).json({ code: status, message: `${KINDS[status] ?? 'error'}: ${detail}` });
+  res.status(status).json({ code: status, message: `${KINDS[status] ?? 'error'}: ${clipString(detail)}` });
 }
 
 /** `{"code":<status>,"message":<message>, ...fields}`; galaxy's OK is `{"code":200,"message":""}`. */

@@ -750,6 +750,17 @@ describe('R4 POST /v1/ip', () => {
       ]);
       expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
     }
+    // a refusal quotes the caller's value, clipped as a log line's strings are: a megabyte sent, kilobytes back
+    const huge = 'x'.repeat(1 << 20);
+    for (const entry of [{ ip: huge }, { ip: '10.0.100.2', poolName: 'p1', updateTime: huge }]) {
+      const long = await world.rest('POST', '/v1/ip', { ips: [entry] });
+      const message = (long.json as Json).message as string;
+      expect(long.status).toBe(400);
+      expect(message).toMatch(/^bad request: body\.ips\[0\]\.(ip|updateTime): "xxxx/);
+      expect(message).toMatch(/\.\.\. \(\d+ characters\)$/);
+      expect(message.length).toBeLessThan(4200);
+    }
+    expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
     expect((await post('/v1/ip', { ips: [{ poolName: 'p1' }] })).body).toEqual({
       code: 400,
       message: 'bad request: body.ips[0].ip: is required',
