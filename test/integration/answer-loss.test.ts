@@ -27,10 +27,11 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await world.settle();
-  await world.expectConsistent();
-  await world.stop();
-  await proxy.close();
+  try {
+    await world.checkAndStop({ settle: true });
+  } finally {
+    await proxy.close();
+  }
 });
 
 const sts = (name: string, policy?: 'immutable' | 'never') => ({

@@ -21,10 +21,7 @@ beforeEach(async () => {
   await world.node('a1', '10.0.1.11');
   await world.node('b1', '10.0.2.11');
 });
-afterEach(async () => {
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop());
 
 /** The filter answer's raw text and the Node objects in it. */
 async function filterObjects(pod: unknown, items: unknown[]) {

@@ -33,10 +33,7 @@ beforeEach(async () => {
   await world.node('noip');
 });
 
-afterEach(async () => {
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop());
 
 const v4Of = (ips: string[]) => ips.filter((ip) => !ip.includes(':'));
 

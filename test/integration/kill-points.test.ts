@@ -29,10 +29,11 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await world.settle();
-  await world.expectConsistent();
-  await world.stop();
-  for (const p of proxies) await p.close();
+  try {
+    await world.checkAndStop({ settle: true });
+  } finally {
+    for (const p of proxies) await p.close();
+  }
 });
 
 /** Kills floatip once `held` (a request held by the proxy) is, and starts a new one. */

@@ -27,11 +27,7 @@ beforeEach(async () => {
   await world.node('a1', '10.0.1.11');
 });
 
-afterEach(async () => {
-  await world.settle();
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop({ settle: true }));
 
 describe('E12-1 a FloatingIP object deleted by hand', () => {
   test('E12-1a of a running pod: the pod keeps its address, its object is written again, and the next pod gets another', async () => {

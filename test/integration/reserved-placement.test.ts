@@ -25,10 +25,7 @@ beforeEach(async () => {
   await world.node('a1', '10.0.1.11');
   await world.node('b1', '10.0.2.11');
 });
-afterEach(async () => {
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop());
 
 const reserve = async (ip: string, key: string) => {
   await world.createFloatingIP(ip, { key, policy: 2 }, { reserved: 'set-aside' });

@@ -20,10 +20,7 @@ let world: World;
 beforeEach(async () => {
   world = await World.start({ config: CONFIG });
 });
-afterEach(async () => {
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop());
 
 interface Exchange {
   /** The whole answer once the server closed the connection, or what came by `waitMs`. */

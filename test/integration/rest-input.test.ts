@@ -28,10 +28,7 @@ beforeEach(async () => {
   world = await World.start({ config: CONFIG });
 });
 
-afterEach(async () => {
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop());
 
 type Json = Record<string, unknown>;
 const answer = async (method: string, path: string, body?: unknown) => {

@@ -40,10 +40,7 @@ beforeEach(async () => {
   await world.node('c1', '10.0.3.11');
 });
 
-afterEach(async () => {
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop());
 
 // ---- helpers
 

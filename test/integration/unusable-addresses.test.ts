@@ -11,10 +11,7 @@ const CONFIG = [
 ];
 
 let world: World;
-afterEach(async () => {
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop());
 
 const annotationOf = async (name: string) =>
   JSON.parse((await world.readPod(name)).metadata!.annotations!['k8s.v1.cni.galaxy.io/args']!) as unknown;

@@ -127,6 +127,20 @@ export class World {
     this.floatip = await World.floatip(this.server, this.options);
   }
 
+  /**
+   * The end of a scenario: (after the release queue has settled, with `settle`) the consistency
+   * check, then stop, whether or not the check passed: a failed check must fail the test, not leave
+   * servers behind that keep jest from exiting.
+   */
+  async checkAndStop({ settle = false } = {}): Promise<void> {
+    try {
+      if (settle) await this.settle();
+      await this.expectConsistent();
+    } finally {
+      await this.stop();
+    }
+  }
+
   async stop(): Promise<void> {
     for (const server of this.restServers.splice(0)) {
       server.closeAllConnections();
