@@ -317,7 +317,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       // with --health-port 0 this line is the only place that says which port it is
       log.info({ url: healthUrl }, 'health probes listening');
     }
-    // lists again everything decisions read, then takes every running pod's addresses for it
+    // lists again everything decisions read, then takes every bound pod's addresses for it
     // (adoption), so that no bind hands out an address whose object this replica never saw
     const catchUp = async (stillLeading: () => boolean) => {
       await Promise.all([
@@ -329,7 +329,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         }),
         workloads.catchUp(),
       ]);
-      await lifecycle.adoptRunning();
+      await lifecycle.adoptPlaced();
     };
     if (options.leaderElection) {
       const leading = new LeaderElector(

@@ -3,6 +3,12 @@
 // objects lost), or if its key keeps them for no pod; one another key holds is a conflict, warned
 // about and left alone. A pod without
 // the annotation has nothing to adopt (galaxy crashes, docs/galaxy.md#adoption-crashes-without-the-annotation).
+//
+// The sweep (every resync, and a new leader's catch-up) adopts for every bound pod that has not
+// finished, not only running ones as galaxy did: a bound pod will run with its annotation's
+// addresses, and a replica that freed one as a follower (its object deleted, the pod unknown to its
+// cache yet) and then took the Lease would otherwise give it to the next pod before the first ran.
+// A pod seen changing is adopted once it runs, as galaxy: the bind event of every pod stays cheap.
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
 import { type Allocation, AllocationKey, type Attrs } from '../ipam/index.js';
@@ -10,6 +16,8 @@ import { isFinished, keyOfPod, namespacedName, policyOfPod } from '../pods/pod-f
 import type { LifecycleDeps } from './lifecycle-deps.js';
 
 const isRunning = (pod: V1Pod) => pod.status?.phase === 'Running';
+/** Bound to a node and not finished: it runs, or will, with its annotation's addresses. */
+const isPlaced = (pod: V1Pod) => Boolean(pod.spec?.nodeName) && !isFinished(pod);
 
 /** The allocation's own pod, if `pod` is the incarnation it names and has not finished. */
 export function ownHolder(pod: V1Pod | undefined, a: Allocation): { key: string; attrs: Attrs } | undefined {
@@ -62,10 +70,10 @@ export class Adoption {
     );
   }
 
-  /** The resync's pass: every running pod, one after the other. */
+  /** The resync's pass: every bound pod that has not finished, one after the other. */
   async sweep(pods: Iterable<V1Pod>): Promise<void> {
     for (const pod of pods) {
-      if (!isRunning(pod)) continue;
+      if (!isPlaced(pod)) continue;
       await this.adopt(pod).catch((err: unknown) =>
         this.deps.log.warn(
           { pod: namespacedName(pod), err: (err as Error).message },
@@ -97,7 +105,7 @@ export class Adoption {
           // binds its successor, which the resync then finds under a kept (UID-less) object
           if (holder.podUid === '' && attrs.podUid !== '') {
             await store.update(ip, { key: key.text, podUid: '' }, attrs);
-            log.info({ pod: who, ip, key: key.text }, 'adopted the kept address of a running pod');
+            log.info({ pod: who, ip, key: key.text }, 'adopted the kept address of a bound pod');
           }
           continue;
         }
@@ -113,7 +121,7 @@ export class Adoption {
           continue;
         }
         await store.allocateIP(ip, key.text, attrs);
-        log.info({ pod: who, ip, key: key.text }, 'adopted the address of a running pod');
+        log.info({ pod: who, ip, key: key.text }, 'adopted the address of a bound pod');
       }
     });
   }

@@ -103,8 +103,8 @@ export class Lifecycle {
     }
   }
 
-  /** Every running pod's addresses taken for it if memory lacks them (before a new leader decides). */
-  adoptRunning(): Promise<void> {
+  /** Every bound pod's addresses taken for it if memory lacks them (before a new leader decides). */
+  adoptPlaced(): Promise<void> {
     return this.adoption.sweep(this.deps.cluster.pods.list().filter((pod) => this.wants(pod)));
   }
 
@@ -136,7 +136,7 @@ export class Lifecycle {
     let unchecked: number;
     try {
       unchecked = await this.leaks.sweep();
-      await this.adoptRunning();
+      await this.adoptPlaced();
       await this.ttl.expire();
     } catch (err) {
       this.deps.observer?.resynced?.('failure');

@@ -18,11 +18,7 @@ beforeEach(async () => {
   await world.node('a2', '10.0.1.12');
 });
 
-afterEach(async () => {
-  await world.settle();
-  await world.expectConsistent();
-  await world.stop();
-});
+afterEach(() => world.checkAndStop({ settle: true }));
 
 const sts = (name: string, policy?: 'immutable' | 'never') => ({
   name,
@@ -389,6 +385,28 @@ describe('E6-5 leaks, races, lost watches', () => {
     for (let i = 0; i < 100 && !world.floatip.allocator.get(ip); i++)
       await new Promise((r) => setTimeout(r, 20));
     expect(world.floatip.allocator.get(ip)).toMatchObject({ key: 'NULL_ns1_NULL_solo', nodeName: 'a1' });
+  });
+
+  test('E6-5i a bound pod not yet running whose address’s object was lost takes it back at the resync, before the next pod can get it', async () => {
+    // a new leader that freed the address as a follower, or a restore that lost the object: the pod
+    // is bound with the address in its annotation and will run with it
+    const ip = await running({ name: 'solo' });
+    expect((await world.readPod('solo')).status?.phase).toBe('Pending');
+    await world.restartFloatip(async () => {
+      await world.custom.deleteClusterCustomObject({
+        group: 'galaxy.k8s.io',
+        version: 'v1alpha1',
+        plural: 'floatingips',
+        name: ip,
+      });
+    });
+    expect(world.floatip.allocator.get(ip)).toBeUndefined();
+    await world.floatip.lifecycle.resync();
+    expect(world.floatip.allocator.get(ip)).toMatchObject({ key: 'NULL_ns1_NULL_solo', nodeName: 'a1' });
+    const next = await world.pod({ name: 'next' });
+    expect(await world.bind(next, 'a1')).toBe('');
+    expect(await world.addressesOf('next')).not.toContain(ip);
+    await world.expectConsistent();
   });
 
   test('E6-5e a terminating pod keeps its address until the object is gone', async () => {

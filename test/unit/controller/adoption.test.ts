@@ -48,11 +48,26 @@ test('what the pod’s key holds already, and a pod without the annotation, chan
   expect(store.writes).toEqual([]);
 });
 
-test('the resync’s sweep adopts for running pods only', async () => {
+test('the resync’s sweep adopts for bound pods that have not finished, running or not yet', async () => {
   const { deps, store } = lifecycleDeps();
-  const pending = pod({ name: 'solo', phase: 'Pending', ips: ['10.0.100.20'] });
-  await new Adoption(deps).sweep([web0(['10.0.100.12']), pending]);
-  expect(store.writes.map((w) => w.ip)).toEqual(['10.0.100.12']);
+  const unbound = pod({ name: 'solo', phase: 'Pending', ips: ['10.0.100.20'] });
+  const bound = pod({ name: 'next', uid: 'u2', nodeName: 'a1', phase: 'Pending', ips: ['10.0.100.21'] });
+  const done = pod({ name: 'job', uid: 'u3', nodeName: 'a1', phase: 'Succeeded', ips: ['10.0.100.22'] });
+  const failed = pod({ name: 'crash', uid: 'u4', nodeName: 'a1', phase: 'Failed', ips: ['10.0.100.23'] });
+  await new Adoption(deps).sweep([web0(['10.0.100.12']), unbound, bound, done, failed]);
+  expect(store.writes).toEqual([
+    expect.objectContaining({ op: 'allocateIP', ip: '10.0.100.12', key: 'sts_ns1_web_web-0' }),
+    expect.objectContaining({ op: 'allocateIP', ip: '10.0.100.21', key: 'NULL_ns1_NULL_next' }),
+  ]);
+});
+
+test('a pod seen changing is adopted once it runs (galaxy), not while bound and pending', async () => {
+  const { deps, store } = lifecycleDeps();
+  const adoption = new Adoption(deps);
+  adoption.soon(web0(['10.0.100.12'], 'Pending'));
+  adoption.soon(web0(['10.0.100.13']));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(store.writes.map((w) => w.ip)).toEqual(['10.0.100.13']);
 });
 
 test('an address kept on the pod’s key (no pod UID) is taken by the running pod that carries it', async () => {
