@@ -57,7 +57,7 @@ export function liveHolder(
 }
 
 export class Adoption {
-  constructor(private readonly deps: Pick<LifecycleDeps, 'store' | 'locks' | 'log'>) {}
+  constructor(private readonly deps: Pick<LifecycleDeps, 'store' | 'pods' | 'locks' | 'log'>) {}
 
   /** A pod seen added or changed: adopted in the background once it runs. */
   soon(pod: V1Pod): void {
@@ -88,9 +88,15 @@ export class Adoption {
     if (!text) return;
     const ips = parseCniArgs(text).ipinfos.map(addressOf);
     if (ips.length === 0) return;
-    const { store, locks, log } = this.deps;
+    const { store, pods, locks, log } = this.deps;
     const who = namespacedName(pod);
-    await locks.pod(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', async () => {
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    await locks.pod(namespace, name, async () => {
+      // the sweep's pods are a snapshot, and a deletion's release may have run since: adopting for
+      // a pod the cache no longer has would hold a free address for it until two resyncs see a leak
+      const current = pods.cached(namespace, name);
+      if (!current || current.metadata?.uid !== pod.metadata?.uid || !isPlaced(current)) return;
       const key = keyOfPod(pod);
       const attrs: Attrs = {
         policy: policyOfPod(pod),

@@ -1,8 +1,26 @@
 // Adoption, through the adoption piece alone: a running pod's annotated addresses are taken for its
 // key when free and configured; one held by another key is a conflict, warned about, left alone.
+import type { V1Pod } from '@kubernetes/client-node';
 import { Adoption } from '../../../src/controller/adoption.js';
 import { ReleasePolicy } from '../../../src/ipam/index.js';
 import { lifecycleDeps, pod } from './fakes.js';
+
+/** Adoption as the lifecycle runs it: every pod it is handed is one the pod cache has. */
+function cachedAdoption() {
+  const faked = lifecycleDeps();
+  const adoption = new Adoption(faked.deps);
+  const cached = (p: V1Pod) => {
+    faked.pods.add(p);
+    return p;
+  };
+  return {
+    ...faked,
+    adoption,
+    adopt: (p: V1Pod) => adoption.adopt(cached(p)),
+    sweep: (ps: V1Pod[]) => adoption.sweep(ps.map(cached)),
+    soon: (p: V1Pod) => adoption.soon(cached(p)),
+  };
+}
 
 const web0 = (ips: string[], phase = 'Running') =>
   pod({
@@ -16,8 +34,8 @@ const web0 = (ips: string[], phase = 'Running') =>
   });
 
 test('free configured addresses in a running pod’s annotation are taken for its key', async () => {
-  const { deps, store } = lifecycleDeps();
-  await new Adoption(deps).adopt(web0(['10.0.100.12', 'fd00:100::12']));
+  const { adopt, store } = cachedAdoption();
+  await adopt(web0(['10.0.100.12', 'fd00:100::12']));
   const attrs = { policy: ReleasePolicy.Immutable, nodeName: 'a1', podUid: 'u1' };
   expect(store.writes).toEqual([
     { op: 'allocateIP', ip: '10.0.100.12', key: 'sts_ns1_web_web-0', attrs },
@@ -26,9 +44,9 @@ test('free configured addresses in a running pod’s annotation are taken for it
 });
 
 test('an address another key holds is a conflict: warned about and left; one not configured, likewise', async () => {
-  const { deps, store, lines } = lifecycleDeps();
+  const { adopt, store, lines } = cachedAdoption();
   store.hold('10.0.100.12', 'NULL_ns1_NULL_other', { podUid: 'u9' });
-  await new Adoption(deps).adopt(web0(['10.0.100.12', '10.9.9.9', '10.0.100.13']));
+  await adopt(web0(['10.0.100.12', '10.9.9.9', '10.0.100.13']));
   expect(store.writes).toEqual([
     expect.objectContaining({ op: 'allocateIP', ip: '10.0.100.13', key: 'sts_ns1_web_web-0' }),
   ]);
@@ -40,21 +58,20 @@ test('an address another key holds is a conflict: warned about and left; one not
 });
 
 test('what the pod’s key holds already, and a pod without the annotation, change nothing', async () => {
-  const { deps, store } = lifecycleDeps();
+  const { adopt, store } = cachedAdoption();
   store.hold('10.0.100.12', 'sts_ns1_web_web-0', { podUid: 'u1' });
-  const adoption = new Adoption(deps);
-  await adoption.adopt(web0(['10.0.100.12']));
-  await adoption.adopt(pod({ name: 'solo' }));
+  await adopt(web0(['10.0.100.12']));
+  await adopt(pod({ name: 'solo' }));
   expect(store.writes).toEqual([]);
 });
 
 test('the resync’s sweep adopts for bound pods that have not finished, running or not yet', async () => {
-  const { deps, store } = lifecycleDeps();
+  const { sweep, store } = cachedAdoption();
   const unbound = pod({ name: 'solo', phase: 'Pending', ips: ['10.0.100.20'] });
   const bound = pod({ name: 'next', uid: 'u2', nodeName: 'a1', phase: 'Pending', ips: ['10.0.100.21'] });
   const done = pod({ name: 'job', uid: 'u3', nodeName: 'a1', phase: 'Succeeded', ips: ['10.0.100.22'] });
   const failed = pod({ name: 'crash', uid: 'u4', nodeName: 'a1', phase: 'Failed', ips: ['10.0.100.23'] });
-  await new Adoption(deps).sweep([web0(['10.0.100.12']), unbound, bound, done, failed]);
+  await sweep([web0(['10.0.100.12']), unbound, bound, done, failed]);
   expect(store.writes).toEqual([
     expect.objectContaining({ op: 'allocateIP', ip: '10.0.100.12', key: 'sts_ns1_web_web-0' }),
     expect.objectContaining({ op: 'allocateIP', ip: '10.0.100.21', key: 'NULL_ns1_NULL_next' }),
@@ -62,10 +79,9 @@ test('the resync’s sweep adopts for bound pods that have not finished, running
 });
 
 test('a pod seen changing is adopted once it runs (galaxy), not while bound and pending', async () => {
-  const { deps, store } = lifecycleDeps();
-  const adoption = new Adoption(deps);
-  adoption.soon(web0(['10.0.100.12'], 'Pending'));
-  adoption.soon(web0(['10.0.100.13']));
+  const { soon, store } = cachedAdoption();
+  soon(web0(['10.0.100.12'], 'Pending'));
+  soon(web0(['10.0.100.13']));
   await new Promise((resolve) => setImmediate(resolve));
   expect(store.writes.map((w) => w.ip)).toEqual(['10.0.100.13']);
 });
@@ -74,9 +90,9 @@ test('an address kept on the pod’s key (no pod UID) is taken by the running po
   // kube-apiserver v1.20 ignores a Binding's UID: a bind for web-0's old incarnation can bind its
   // successor, which then runs with the address while the resync keeps it (UID cleared) for the
   // old one; without this the object names no pod for as long as web-0 runs
-  const { deps, store } = lifecycleDeps();
+  const { adopt, store } = cachedAdoption();
   store.hold('10.0.100.12', 'sts_ns1_web_web-0', { policy: ReleasePolicy.Immutable });
-  await new Adoption(deps).adopt(web0(['10.0.100.12']));
+  await adopt(web0(['10.0.100.12']));
   const attrs = { policy: ReleasePolicy.Immutable, nodeName: 'a1', podUid: 'u1' };
   expect(store.writes).toEqual([
     expect.objectContaining({
@@ -90,8 +106,19 @@ test('an address kept on the pod’s key (no pod UID) is taken by the running po
 });
 
 test('an address the pod’s key holds for another incarnation is left to the resync’s UID check', async () => {
-  const { deps, store } = lifecycleDeps();
+  const { adopt, store } = cachedAdoption();
   store.hold('10.0.100.12', 'sts_ns1_web_web-0', { podUid: 'u0' });
-  await new Adoption(deps).adopt(web0(['10.0.100.12']));
+  await adopt(web0(['10.0.100.12']));
+  expect(store.writes).toEqual([]);
+});
+
+test('a pod gone from the cache since the sweep listed it, or there as another incarnation, is not adopted for', async () => {
+  // its deletion's release may have run between the list and the adoption: taking the address
+  // then would hold it for a pod that no longer exists
+  const { adoption, pods, store } = cachedAdoption();
+  const gone = pod({ name: 'gone', uid: 'u5', nodeName: 'a1', ips: ['10.0.100.24'] });
+  const replaced = pod({ name: 'web-0', uid: 'u0', nodeName: 'a1', ips: ['10.0.100.25'] });
+  pods.add(web0(['10.0.100.26']));
+  await adoption.sweep([gone, replaced]);
   expect(store.writes).toEqual([]);
 });
