@@ -324,8 +324,10 @@ export class Operator {
     this.count(String(res.status));
     const sensible =
       res.status < 500 ||
-      // a follower, or a leader still reading the cluster since it took the Lease
-      (res.status === 503 && /does not lead|decides once it has read the cluster again/.test(text)) ||
+      // a follower, a leader still reading the cluster since it took the Lease, or one that lost
+      // the Lease while answering (its write refused before it reached the API server)
+      (res.status === 503 &&
+        /does not lead|decides once it has read the cluster again|not the leader of Lease/.test(text)) ||
       apiServerFailedPoolWrite(res.status, path, text);
     if (!sensible || res.status === 400 || res.status === 405 || res.status === 415)
       this.problem(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
