@@ -15,7 +15,7 @@ import {
 import { DuplicateWatch } from './churn-duplicates.js';
 import { Operator, type OperatorFigures } from './churn-operator.js';
 import { catalogue, CHURN_POOL, CHURN_POOL_SIZE, WorkloadDriver, type Workload } from './churn-workloads.js';
-import { clusterKubeConfig } from './cluster.js';
+import { clusterKubeConfig, controlComponent } from './cluster.js';
 import { FakeKubelet } from './fake-kubelet.js';
 import { schedulerExits, type SchedulerExits } from './scheduler-log.js';
 import { GROUPS, SUITE_CONFIG } from './groups.js';
@@ -331,6 +331,10 @@ async function settle(
 ): Promise<{ consistency: Consistency; stuck: string[]; lingering: string[] }> {
   const deadline = Date.now() + 45_000;
   for (;;) {
+    // kube-scheduler may have exited for a corrupted cache after the last fault's restart (its
+    // relist comes a moment after an API server restart): a static pod's kubelet would start it
+    // again, and without it the pods made since would wait for ever (the soak of 2026-12-05 15:57)
+    await controlComponent('ensure', 'kube-scheduler');
     const leader = await replicas.leader();
     const [consistency, pods] = await Promise.all([
       consistencyProblems({ floatip: leader, config: SUITE_CONFIG, policies: true }),
