@@ -48,11 +48,13 @@ record() {
 
 case ${1:-} in
   ensure)
+    # `ensure <component>` is component.sh's (start it if it exited by itself); bare `ensure` builds
+    [ $# -gt 1 ] && exec "$HERE/component.sh" "$@"
     if [ "$FLOATIP_KUBE_VERSION" = current ]; then exec "$HERE/build-current.sh"; else exec "$HERE/ensure.sh"; fi ;;
   down) exec "$HERE/down.sh" ;;
   up) "$HERE/up.sh"; record ;;   # stdout: up.sh's `export KUBECONFIG=...`
   scheduler) "$HERE/scheduler.sh"; record ;;
-  stop|start|ensure) exec "$HERE/component.sh" "$@" ;;
+  stop|start) exec "$HERE/component.sh" "$@" ;;
   env)
     if [ -f "$FLOATIP_KUBE_RUN/cluster.env" ]; then sed 's/^/export /' "$FLOATIP_KUBE_RUN/cluster.env"
     else echo "e2e.sh: no cluster is up in $FLOATIP_KUBE_RUN" >&2; exit 1; fi ;;
