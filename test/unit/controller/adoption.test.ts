@@ -1,5 +1,6 @@
-// Adoption, through the adoption piece alone: a running pod's annotated addresses are taken for its
-// key when free and configured; one held by another key is a conflict, warned about, left alone.
+// Adoption, through the adoption piece alone: a bound pod's annotated addresses are taken for its
+// key when free and configured (by the sweep; on its own changes once it runs); one held by another
+// key is a conflict, warned about, left alone.
 import type { V1Pod } from '@kubernetes/client-node';
 import { Adoption } from '../../../src/controller/adoption.js';
 import { ReleasePolicy } from '../../../src/ipam/index.js';
