@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { PoolStore } from '../store/pool-store.js';
 import { ApiError, sendError } from './envelope.js';
+import { goBodyIntegers } from './go-integers.js';
 import { jsonBody } from './json-body.js';
 import type { RecentEvents } from './recent-events.js';
 import { UsageHistory } from './usage-history.js';
@@ -97,6 +98,7 @@ export function restApp(deps: RestDeps): express.Express {
   if (deps.authenticate) app.use(deps.authenticate);
   app.use(jsonBody(deps.bodyLimitBytes ?? REST_BODY_LIMIT));
   app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
+  app.use(goBodyIntegers);
   const notDecidingBecause = deps.notDecidingBecause;
   if (notDecidingBecause) {
     app.use((req: Request, res: Response, next: NextFunction) => {

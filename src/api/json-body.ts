@@ -19,9 +19,32 @@ function tooLarge(res: Response, limit: number): ApiError {
   return new ApiError(413, `the request body is over ${limit} bytes`);
 }
 
+/** Each JSON body's bytes as they came (inflated) and their charset, for what JSON.parse forgets. */
+const rawBodies = new WeakMap<Request, { readonly bytes: Buffer; readonly charset: string }>();
+
+/**
+ * The request's JSON body as the text body-parser parsed; undefined when there was none, or in a
+ * charset that body-parser's iconv knows and the platform's TextDecoder does not (UTF-7, UTF-32: no
+ * JSON client sends them).
+ */
+export function rawJsonBody(req: Request): string | undefined {
+  const raw = rawBodies.get(req);
+  if (!raw) return undefined;
+  try {
+    return new TextDecoder(raw.charset).decode(raw.bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** express.json with `limitBytes`, which refuses an oversized body without reading the rest of it. */
 export function jsonBody(limitBytes: number): RequestHandler {
-  const parse = express.json({ limit: limitBytes });
+  const parse = express.json({
+    limit: limitBytes,
+    verify: (req, _res, bytes, charset) => {
+      rawBodies.set(req as Request, { bytes, charset });
+    },
+  });
   return (req: Request, res: Response, next: NextFunction) => {
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');

@@ -1,7 +1,14 @@
 // The `k8s.v1.cni.galaxy.io/args` pod annotation (docs/galaxy.md#the-cni-args-annotation): what a pod asks for
 // (`request_ip_range`) and what bind gives it (`common.ipinfos`), which the CNI on the node reads.
 // This module is its one decoder and encoder.
-import { type IPRange, type RangeGroup, formatRange, goStruct, parseRange } from '../ipam/index.js';
+import {
+  type IPRange,
+  type RangeGroup,
+  formatRange,
+  goIntegersWithFraction,
+  goStruct,
+  parseRange,
+} from '../ipam/index.js';
 
 export const CNI_ARGS_ANNOTATION = 'k8s.v1.cni.galaxy.io/args';
 
@@ -41,7 +48,21 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   if (args.common !== undefined && args.common !== null && !isObject(args.common))
     throw new CniArgsError('unmarshal pod cni args: common is not an object');
   const common = isObject(args.common) ? goStruct(args.common, COMMON) : {};
-  return { groups: parseGroups(args.request_ip_range), ipinfos: parseIPInfos(common.ipinfos) };
+  const ipinfos = parseIPInfos(common.ipinfos);
+  // only ipinfos hold an integer (a pending pod's annotation, read at every filter, has none)
+  if (ipinfos.length > 0) refuseFractionVlans(text);
+  return { groups: parseGroups(args.request_ip_range), ipinfos };
+}
+
+const notUint16 = (index: unknown, written: string) =>
+  new CniArgsError(
+    `unmarshal pod cni args: ipinfo ${index} vlan ${written} is not a uint16 (an integer from 0 to 65535, written without a fraction or an exponent)`,
+  );
+
+/** A vlan written `5.0` or `5e0`, which Go's decoder refuses for a uint16 and JSON.parse reads as 5. */
+function refuseFractionVlans(text: string): void {
+  const [first] = goIntegersWithFraction(text, [['common', 'ipinfos', '*', 'vlan']]);
+  if (first) throw notUint16(first.path[2], first.written);
 }
 
 // galaxy's CniArgs, CommonCniArgs and IPInfo, as Go holds their fields
@@ -104,6 +125,8 @@ function parseIPInfos(raw: unknown): IPInfo[] {
         `unmarshal pod cni args: ipinfo ${index} ${JSON.stringify(info)} is not {"ip": string, "vlan": number, "gateway": string}`,
       );
     }
+    if (typeof i.vlan === 'number' && !(Number.isInteger(i.vlan) && i.vlan >= 0 && i.vlan <= 65535))
+      throw notUint16(index, JSON.stringify(i.vlan));
     return {
       ip: i.ip,
       vlan: typeof i.vlan === 'number' ? i.vlan : 0,

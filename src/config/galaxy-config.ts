@@ -1,7 +1,14 @@
 // galaxy-ipam's JSON configuration file (--config, docs/galaxy.md#configuration-file). Only `schedule_plugin` is read;
 // unknown keys are ignored, as Go's decoder does (galaxy's shipped file carries `storageDriver`).
 import { readFile } from 'node:fs/promises';
-import { InvalidConfigError, type PoolConfig, goStruct, parsePoolConfig } from '../ipam/index.js';
+import {
+  InvalidConfigError,
+  type PoolConfig,
+  goIntegersWithFraction,
+  goStruct,
+  jsonPathText,
+  parsePoolConfig,
+} from '../ipam/index.js';
 
 export interface GalaxyConfig {
   /** A static pool list: when present the ConfigMap is never read. */
@@ -40,6 +47,11 @@ export function parseGalaxyConfig(text: string): GalaxyConfig {
   }
   if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded))
     throw bad('not a JSON object');
+  const [fraction] = goIntegersWithFraction(text, [
+    ['schedule_plugin', 'resyncInterval'],
+    ['schedule_plugin', 'floatingips', '*', 'vlan'],
+  ]);
+  if (fraction) throw bad(`${jsonPathText(fraction.path)} must be an integer, not ${fraction.written}`);
   // decoded by galaxy with Go's encoding/json: keys case-insensitively, the last naming a field
   const plugin = goStruct(decoded as Record<string, unknown>, FILE).schedule_plugin ?? {};
   if (typeof plugin !== 'object' || plugin === null || Array.isArray(plugin)) {

@@ -13,7 +13,7 @@ import {
 } from './address.js';
 import { type ConfigProblem, InvalidConfigError, IpamError } from './errors.js';
 import { type IPRange, formatRange, parseRange } from './range.js';
-import { goStruct } from './go-json.js';
+import { goIntegersWithFraction, goStruct } from './go-json.js';
 
 export interface PoolEntry {
   /** Position in the configuration array, used in every message about this entry. */
@@ -64,6 +64,7 @@ export function parsePoolConfig(input: unknown): PoolConfig {
     const entry = parseEntry(raw, index, problems);
     if (entry) entries.push(entry);
   });
+  if (typeof input === 'string') problems.push(...fractionVlans(input));
   findOverlaps(entries, problems);
   if (problems.length > 0) throw new InvalidConfigError(problems);
   return { entries };
@@ -185,6 +186,15 @@ function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): Poo
     vlan,
   };
 }
+
+/** Each entry's vlan written `5.0` or `5e0`: Go's decoder refuses them for a uint16, JSON.parse reads 5. */
+const fractionVlans = (text: string): ConfigProblem[] =>
+  goIntegersWithFraction(text, [['*', 'vlan']]).map(({ path, written }) => ({
+    entry: path[0] as number,
+    field: 'vlan',
+    value: cut(written, QUOTED),
+    message: 'vlan must be an integer from 0 to 65535, written without a fraction or an exponent',
+  }));
 
 /** galaxy's pool entry as Go holds its fields: CIDRs and addresses are pointers or slices, the vlan a uint16. */
 const ENTRY = {

@@ -51,3 +51,107 @@ export function goStruct<F extends string>(
   }
   return out;
 }
+
+// Go's decoder refuses a number written with a fraction or an exponent (`1.0`, `1e3`) for an
+// integer field, and the whole message with it; JSON.parse reads 1.0 as 1 and keeps no trace of
+// how it was written. So a decoder of a Go-decoded message reads its text once more for them.
+
+/** Keys and indices from the root of a JSON text to one of its values. */
+export type JsonPath = readonly (string | number)[];
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+// an object's current key as where its text lies: most bodies have no number to report, and a
+// release of 10,000 entries has 80,000 keys
+type Container = { readonly object: true; key: [number, number] } | { readonly object: false; index: number };
+
+/** A number written with a fraction or an exponent, where it lies and as it was written. */
+export interface FractionNumber {
+  readonly path: JsonPath;
+  readonly written: string;
+}
+
+/**
+ * The numbers of a JSON text written with a fraction or an exponent, in text order (a key written
+ * twice is reported at each: Go's decoder refuses the first as it goes). The text must be JSON that
+ * JSON.parse read: on anything else the paths mean nothing.
+ */
+export function numbersWithFraction(text: string): FractionNumber[] {
+  const found: FractionNumber[] = [];
+  const open: Container[] = [];
+  const keyOf = ([start, end]: [number, number]) => {
+    const raw = text.slice(start, end);
+    return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+  };
+  let expectKey = false;
+  for (let i = 0; i < text.length;) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = i + 1;
+      while (end < text.length && text.charCodeAt(end) !== QUOTE)
+        end += text.charCodeAt(end) === BACKSLASH ? 2 : 1;
+      end = Math.min(end + 1, text.length);
+      const top = open[open.length - 1];
+      if (expectKey && top?.object) top.key = [i, end];
+      i = end;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      open.push(c === 0x7b ? { object: true, key: [i, i] } : { object: false, index: 0 });
+      expectKey = c === 0x7b;
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+      i++;
+    } else if (c === 0x2c /* , */) {
+      const top = open[open.length - 1];
+      if (top && !top.object) top.index++;
+      expectKey = top?.object === true;
+      i++;
+    } else if (c === 0x3a /* : */) {
+      expectKey = false;
+      i++;
+    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      let end = i + 1;
+      let fraction = false;
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end);
+        if (d === 0x2e /* . */ || d === 0x65 /* e */ || d === 0x45 /* E */) fraction = true;
+        else if (!(d >= 0x30 && d <= 0x39) && d !== 0x2b /* + */ && d !== 0x2d) break;
+      }
+      if (fraction)
+        found.push({
+          path: open.map((o) => (o.object ? keyOf(o.key) : o.index)),
+          written: text.slice(i, end),
+        });
+      i = end;
+    } else i++; // white space, and the letters of true, false and null
+  }
+  return found;
+}
+
+/** Whether Go's decoder fills the struct field `name` (ASCII) from the object key `key`. */
+const goKeyNames = (key: string, name: string): boolean =>
+  key.length === name.length && folded(key) === name.toLowerCase();
+
+/** `['ips', 0, 'policy']` -> `ips[0].policy`, as messages name a field. */
+export const jsonPathText = (path: JsonPath): string =>
+  path
+    .map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`))
+    .join('')
+    .replace(/^\./, '');
+
+/** Field names from the root to an integer field; `*` is any index of a list. */
+export type GoFieldPath = readonly string[];
+
+/**
+ * The numbers of `text` written with a fraction or an exponent that Go's decoder would put in one of
+ * the integer `fields` (keys matched as goFieldKey matches them), each of which it refuses.
+ */
+export function goIntegersWithFraction(text: string, fields: readonly GoFieldPath[]): FractionNumber[] {
+  const names = (path: JsonPath, field: GoFieldPath) =>
+    path.length === field.length &&
+    path.every((part, i) =>
+      typeof part === 'number' ? field[i] === '*' : field[i] !== '*' && goKeyNames(part, field[i]!),
+    );
+  return numbersWithFraction(text).filter(({ path }) => fields.some((field) => names(path, field)));
+}

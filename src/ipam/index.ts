@@ -36,7 +36,17 @@ export {
 } from './config.js';
 export type { ExclusionReason } from './entry-space.js';
 export * from './errors.js';
-export { type GoHeld, goFieldKey, goStruct } from './go-json.js';
+export {
+  type FractionNumber,
+  type GoFieldPath,
+  type GoHeld,
+  type JsonPath,
+  goFieldKey,
+  goIntegersWithFraction,
+  goStruct,
+  jsonPathText,
+  numbersWithFraction,
+} from './go-json.js';
 export {
   AllocationKey,
   BARE_POD_PREFIX,

@@ -259,6 +259,54 @@ describe('I6 pool size and preAllocateIP', () => {
       { code: 400, message: 'bad request: body.size: must be <= 2147483647' },
     ]);
   });
+
+  test('I6b an integer written with a fraction or an exponent is a 400, as Go decoded it; elsewhere such numbers pass', async () => {
+    const refusal = (field: string, written: string) => [
+      400,
+      {
+        code: 400,
+        message: `bad request: ${field}: must be integer, not ${written} (Go's decoder reads no integer written with a fraction or an exponent)`,
+      },
+    ];
+    for (const written of ['1.0', '1e3', '2E0', '1.0e0', '-0.0', '10.00'])
+      expect(await answer('POST', '/v1/pool', `{"name":"p1","size":${written}}`)).toEqual(
+        refusal('body.size', written),
+      );
+    // a key written twice: Go refuses the first as it decodes, whatever the second is
+    expect(await answer('POST', '/v1/pool', '{"name":"p1","size":1.0,"size":2}')).toEqual(
+      refusal('body.size', '1.0'),
+    );
+    // an escaped key is the same key; the same digits in a string are only text
+    expect(await answer('POST', '/v1/pool', '{"name":"p1","\\u0073ize":4.0}')).toEqual(
+      refusal('body.size', '4.0'),
+    );
+    expect((await answer('GET', '/v1/pool/p1'))[0]).toBe(404);
+    expect(await answer('POST', '/v1/pool', '{"name":"p1","size":-0}')).toEqual([
+      200,
+      { code: 200, message: '' },
+    ]);
+    expect(await answer('POST', '/v1/pool', '{ "size" : 2 , "name" : "p1.0e1" }')).toEqual([
+      200,
+      { code: 200, message: '' },
+    ]);
+
+    // a release entry's policy: the whole release is refused, nothing released
+    await hold('10.0.100.2', 'pool__p1_');
+    const entry = '{"ip":"10.0.100.2","poolName":"p1"}';
+    expect(
+      await answer('POST', '/v1/ip', `{"ips":[${entry},{"ip":"10.0.100.3","poolName":"p1","policy":2.0}]}`),
+    ).toEqual(refusal('body.ips[1].policy', '2.0'));
+    expect(world.floatip.allocator.get('10.0.100.2')?.key).toBe('pool__p1_');
+    // a field the entry does not know is ignored, as Go ignored it, whatever the number
+    expect(
+      await answer(
+        'POST',
+        '/v1/ip',
+        `{"ips":[{"ip":"10.0.100.2","poolName":"p1","weight":1.5e0,"policy":2}]}`,
+      ),
+    ).toEqual([200, { code: 200, message: '' }]);
+    expect(world.floatip.allocator.get('10.0.100.2')?.key ?? '').toBe('');
+  });
 });
 
 describe('I5 pre-allocation is bounded per request', () => {

@@ -106,6 +106,34 @@ test.each([
     '{"common":{"ipinfos":[{"ip":"10.0.0.5/24","gateway":1}]}}',
     'unmarshal pod cni args: ipinfo 0 {"ip":"10.0.0.5/24","gateway":1} is not {"ip": string, "vlan": number, "gateway": string}',
   ],
+  // a vlan is Go's uint16: a whole number from 0 to 65535, written without a fraction or exponent
+  ...[
+    ['5.0', '5.0'],
+    ['5e0', '5e0'],
+    ['-0.0', '-0.0'],
+    ['1.5', '1.5'],
+    ['-1', '-1'],
+    ['65536', '65536'],
+  ].map(([vlan, written]) => [
+    `{"common":{"ipinfos":[{"ip":"10.0.0.5/24","vlan":${vlan},"gateway":"10.0.0.1"}]}}`,
+    `unmarshal pod cni args: ipinfo 0 vlan ${written} is not a uint16 (an integer from 0 to 65535, written without a fraction or an exponent)`,
+  ]),
+  // keys as Go matches them, and a key written twice: the first is refused as it is decoded
+  [
+    '{"COMMON":{"IpInfos":[{"ip":"10.0.0.5/24"},{"ip":"10.0.0.6/24","VLAN":2.0}]}}',
+    'unmarshal pod cni args: ipinfo 1 vlan 2.0 is not a uint16 (an integer from 0 to 65535, written without a fraction or an exponent)',
+  ],
+  [
+    '{"common":{"ipinfos":[{"ip":"10.0.0.5/24","vlan":2.0,"vlan":2}]}}',
+    'unmarshal pod cni args: ipinfo 0 vlan 2.0 is not a uint16 (an integer from 0 to 65535, written without a fraction or an exponent)',
+  ],
 ])('ipinfos of a type Go refuses are refused, not read leniently: %s', (text, message) => {
   expect(() => parseCniArgs(text)).toThrow(new CniArgsError(message));
+});
+
+test('numbers written with a fraction elsewhere are only what Go reads them as: ignored or text', () => {
+  const args = parseCniArgs(
+    '{"weight":1.5,"common":{"x":2.0,"ipinfos":[{"ip":"10.0.0.5/24","vlan":65535,"gateway":"10.0.0.1","mtu":1.0e3}]}}',
+  );
+  expect(args.ipinfos).toEqual([{ ip: '10.0.0.5/24', vlan: 65535, gateway: '10.0.0.1' }]);
 });

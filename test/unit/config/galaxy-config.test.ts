@@ -55,6 +55,15 @@ test.each([
     '{"schedule_plugin":{"floatingips":[{"nodeSubnets":[],"subnet":"10.0.0.0/24","gateway":"10.0.0.1"}]}}',
     /floatingips\[0\]\.nodeSubnets \[\]: node subnet is empty$/,
   ],
+  // integers written as Go's decoder refuses them for an int or a uint16
+  [
+    '{"schedule_plugin":{"resyncInterval":5.0}}',
+    /: schedule_plugin\.resyncInterval must be an integer, not 5\.0$/,
+  ],
+  [
+    '{"Schedule_Plugin":{"floatingips":[{"nodeSubnets":["10.0.0.0/24"],"subnet":"10.0.0.0/24","gateway":"10.0.0.1","Vlan":2e0}]}}',
+    /: Schedule_Plugin\.floatingips\[0\]\.Vlan must be an integer, not 2e0$/,
+  ],
 ])('%s is refused: %s', (text, message) => {
   expect(() => parseGalaxyConfig(text)).toThrow(GalaxyConfigError);
   expect(() => parseGalaxyConfig(text)).toThrow(message);

@@ -104,6 +104,40 @@ describe('parsing galaxy configuration (docs/galaxy.md#entries-and-validation)',
     expect(parsePoolConfig([entry({ storageDriver: 'k8s-crd' })]).entries).toHaveLength(1);
   });
 
+  test('a vlan written with a fraction or an exponent is refused in the text, as Go refuses it for a uint16', () => {
+    const text = JSON.stringify([
+      entry({ vlan: 2 }),
+      entry({ ips: ['10.0.80.5'] }),
+      entry({ ips: ['10.0.80.6'] }),
+    ])
+      .replace('"vlan":2', '"vlan":2.0')
+      .replace('"ips":["10.0.80.6"]', '"ips":["10.0.80.6"],"VLAN":3e0');
+    let error: InvalidConfigError | undefined;
+    try {
+      parsePoolConfig(text);
+    } catch (err) {
+      error = err as InvalidConfigError;
+    }
+    expect(error?.problems).toEqual([
+      {
+        entry: 0,
+        field: 'vlan',
+        value: '2.0',
+        message: 'vlan must be an integer from 0 to 65535, written without a fraction or an exponent',
+      },
+      {
+        entry: 2,
+        field: 'vlan',
+        value: '3e0',
+        message: 'vlan must be an integer from 0 to 65535, written without a fraction or an exponent',
+      },
+    ]);
+    // the same numbers as integers, and in a field Go does not know, are fine
+    expect(
+      parsePoolConfig(text.replace('2.0', '2').replace('"VLAN":3e0', '"weight":3e0')).entries,
+    ).toHaveLength(3);
+  });
+
   test('IPv6 entries parse; a /64 needs no materialising', () => {
     const config = parsePoolConfig([
       {
