@@ -208,9 +208,9 @@ export function extenderApp(
     observe('bind', start, error);
     json(res, encodeBindingResult(error));
   };
-  const preempt: VerbHandler = (_req, res, read) => {
+  const preempt: VerbHandler = (_req, res, read, raw) => {
     const start = process.hrtime.bigint();
-    const args = decodePreemptionArgs(read.body);
+    const args = decodePreemptionArgs(read.body, raw);
     const result = extender.preempt(args.pod, args.victims);
     observe('preempt', start, undefined);
     json(res, encodePreemptionResult(result));

@@ -6,7 +6,7 @@
 // resource names) are exact, as in Go. One decoder per message; bad input is a WireError, which the
 // server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { type GoHeld, goFieldKey, goStruct } from '../ipam/index.js';
+import { type GoHeld, goFieldKey, goIntegersWithFraction, goStruct } from '../ipam/index.js';
 import { joined } from './body-buffers.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
@@ -308,7 +308,21 @@ export interface PreemptionArgs {
   readonly victims: Map<string, MetaVictims> | null;
 }
 
-export function decodePreemptionArgs(body: unknown): PreemptionArgs {
+/**
+ * `raw`: the body's text, in which a NumPDBViolations written `1.0` or `1e0` is refused as Go's
+ * decoder refuses it for an int (JSON.parse reads it as 1).
+ */
+export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArgs {
+  const [fraction] = raw
+    ? goIntegersWithFraction(raw.toString(), [
+        ['NodeNameToMetaVictims', '*', 'NumPDBViolations'],
+        ['NodeNameToVictims', '*', 'NumPDBViolations'],
+      ])
+    : [];
+  if (fraction)
+    throw new WireError(
+      `victims of ${fraction.path[1]}: NumPDBViolations must be an integer, not ${fraction.written}`,
+    );
   const args = asObject(body, 'the request body');
   const pod = requestPod(field(args, 'Pod', 'nullable'));
   const victims = new Map<string, MetaVictims>();

@@ -140,7 +140,7 @@ export const jsonPathText = (path: JsonPath): string =>
     .join('')
     .replace(/^\./, '');
 
-/** Field names from the root to an integer field; `*` is any index of a list. */
+/** Field names from the root to an integer field; `*` is any element: a list's index or a map's key. */
 export type GoFieldPath = readonly string[];
 
 /**
@@ -150,8 +150,6 @@ export type GoFieldPath = readonly string[];
 export function goIntegersWithFraction(text: string, fields: readonly GoFieldPath[]): FractionNumber[] {
   const names = (path: JsonPath, field: GoFieldPath) =>
     path.length === field.length &&
-    path.every((part, i) =>
-      typeof part === 'number' ? field[i] === '*' : field[i] !== '*' && goKeyNames(part, field[i]!),
-    );
+    path.every((part, i) => field[i] === '*' || (typeof part === 'string' && goKeyNames(part, field[i]!)));
   return numbersWithFraction(text).filter(({ path }) => fields.some((field) => names(path, field)));
 }

@@ -156,6 +156,12 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
       },
       'Nodes.items[0].status.addresses[0] must be a JSON object',
     ],
+    [
+      // Go's decoder refuses 1.0 for an int; JSON.parse reads it as 1
+      'preempt',
+      '{"Pod":{"metadata":{"name":"p"}},"NodeNameToVictims":{"n1":{"Pods":[],"numPDBViolations":2e0}}}',
+      'victims of n1: NumPDBViolations must be an integer, not 2e0',
+    ],
   ])('%s %j', async (verb, body, message) => {
     const res = await world.post(verb, body);
     expect([res.status, res.json]).toEqual([400, { Error: message }]);

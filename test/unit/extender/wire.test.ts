@@ -139,6 +139,17 @@ test('preempt: victims are type-checked too', () => {
   expect(() => decodePreemptionArgs(body({ Pods: [], NumPDBViolations: 'x' }))).toThrow(
     'victims of n1: NumPDBViolations must be an integer',
   );
+  // the body's text, when given, is read for an int written as Go's decoder refuses it
+  const text = '{"NodeNameToMetaVictims":{"n1":{"Pods":[],"NumPDBViolations":1.0}}}';
+  expect(() => decodePreemptionArgs(JSON.parse(text), Buffer.from(text))).toThrow(
+    'victims of n1: NumPDBViolations must be an integer, not 1.0',
+  );
+  const whole =
+    '{"Pod":{"metadata":{"name":"p"}},"NodeNameToMetaVictims":{"n1":{"Pods":[],"NumPDBViolations":1,"weight":1.0}}}';
+  expect(decodePreemptionArgs(JSON.parse(whole), Buffer.from(whole)).victims!.get('n1')).toEqual({
+    pods: [],
+    numPDBViolations: 1,
+  });
   expect(
     decodePreemptionArgs(body({ Pods: [{ UID: 'u' }], NumPDBViolations: 1 })).victims!.get('n1'),
   ).toEqual({

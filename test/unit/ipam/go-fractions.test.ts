@@ -59,7 +59,7 @@ describe('numbersWithFraction', () => {
 });
 
 describe('goIntegersWithFraction', () => {
-  test("only at the given fields, keys matched as Go's decoder matches them; `*` is any index", () => {
+  test("only at the given fields, keys matched as Go's decoder matches them; `*` is any element", () => {
     const text = '{"Common":{"IPINFOS":[{"vlan":1},{"ſpan":2.0,"vlan":3.0}],"other":4.0},"vlan":5.0}';
     expect(goIntegersWithFraction(text, [['common', 'ipinfos', '*', 'vlan']])).toEqual([
       { path: ['Common', 'IPINFOS', 1, 'vlan'], written: '3.0' },
@@ -70,8 +70,10 @@ describe('goIntegersWithFraction', () => {
       '4.0',
       '5.0',
     ]);
-    // an index is not a key, nor a key an index
-    expect(goIntegersWithFraction('{"0":1.0}', [['*']])).toEqual([]);
+    // `*` is a map's key too; an index is never a field's name
+    expect(goIntegersWithFraction('{"node-1":{"n":1.0}}', [['*', 'n']])).toEqual([
+      { path: ['node-1', 'n'], written: '1.0' },
+    ]);
     expect(goIntegersWithFraction('[1.0]', [['0']])).toEqual([]);
   });
 
