@@ -1,5 +1,6 @@
-// Which key of a parsed JSON object Go's encoding/json fills a struct field from. galaxy decodes
-// with it: each key of the object in turn that names the field, exactly or case-insensitively,
+// What galaxy's Go decoder (encoding/json) would have read, for the messages floatip reads in its
+// place: which key of a parsed JSON object fills a struct field, and (below) which numbers it
+// refuses for an integer field. Keys: galaxy decodes each key of the object in turn that names the field, exactly or case-insensitively,
 // sets it, so the last such key wins (`{"PodName":"a","podName":"b"}` is pod b). A JSON null sets a
 // pointer, slice or map field to nil but leaves a string or number as it was, so for those a later
 // null does not win. One gap: JSON.parse keeps a key written twice at its first place, so an exact
