@@ -23,9 +23,9 @@ function tooLarge(res: Response, limit: number): ApiError {
 const rawBodies = new WeakMap<Request, { readonly bytes: Buffer; readonly charset: string }>();
 
 /**
- * The request's JSON body as the text body-parser parsed; undefined when there was none, or in a
- * charset that body-parser's iconv knows and the platform's TextDecoder does not (UTF-7, UTF-32: no
- * JSON client sends them).
+ * The request's JSON body as the text body-parser parsed; undefined when there was none. A charset
+ * that body-parser's iconv reads and the platform's TextDecoder does not (UTF-7, UTF-32, which no
+ * JSON client sends) is refused (415) rather than left unread by the checks that need the text.
  */
 export function rawJsonBody(req: Request): string | undefined {
   const raw = rawBodies.get(req);
@@ -33,7 +33,7 @@ export function rawJsonBody(req: Request): string | undefined {
   try {
     return new TextDecoder(raw.charset).decode(raw.bytes);
   } catch {
-    return undefined;
+    throw new ApiError(415, `unsupported charset ${JSON.stringify(raw.charset.toUpperCase())}`);
   }
 }
 

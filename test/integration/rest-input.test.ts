@@ -280,6 +280,23 @@ describe('I6 pool size and preAllocateIP', () => {
     expect(await answer('POST', '/v1/pool', '{"name":"p1","\\u0073ize":4.0}')).toEqual(
       refusal('body.size', '4.0'),
     );
+    // the text is read in the body's charset; one the check cannot read is refused, not let through
+    const encoded = async (charset: string, bytes: Buffer) => {
+      const res = await fetch(`${world.floatip.apiUrl}/v1/pool`, {
+        method: 'POST',
+        headers: { 'Content-Type': `application/json; charset=${charset}` },
+        body: bytes,
+      });
+      return [res.status, await res.json()];
+    };
+    const utf16 = Buffer.from('{"name":"p1","size":1.0}', 'utf16le');
+    expect(await encoded('utf-16le', utf16)).toEqual(refusal('body.size', '1.0'));
+    const utf32 = Buffer.alloc((4 * utf16.length) / 2);
+    for (let i = 0; i < utf16.length / 2; i++) utf32.writeUInt32LE(utf16.readUInt16LE(2 * i), 4 * i);
+    expect(await encoded('utf-32le', utf32)).toEqual([
+      415,
+      { code: 415, message: 'unsupported media type: unsupported charset "UTF-32LE"' },
+    ]);
     expect((await answer('GET', '/v1/pool/p1'))[0]).toBe(404);
     expect(await answer('POST', '/v1/pool', '{"name":"p1","size":-0}')).toEqual([
       200,
