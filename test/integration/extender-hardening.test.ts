@@ -167,6 +167,30 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
     expect([res.status, res.json]).toEqual([400, { Error: message }]);
   });
 
+  test('a body with anything after its JSON value is a 400 on both ports, and nothing is bound', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const bind = JSON.stringify({
+      PodName: 'p1',
+      PodNamespace: 'ns1',
+      PodUID: pod.metadata!.uid,
+      Node: 'a1',
+    });
+    const res = await world.post('bind', `${bind} junk`);
+    expect([res.status, res.json]).toEqual([
+      400,
+      { Error: `bad request: Unexpected non-whitespace character after JSON at position ${bind.length + 1}` },
+    ]);
+    expect(world.floatip.allocator.size).toBe(0);
+    const rest = await world.rest('POST', '/v1/ip', '{"ips":[]}{"ips":[]}');
+    expect([rest.status, (rest.json as { message: string }).message]).toEqual([
+      400,
+      'bad request: invalid JSON: Unexpected non-whitespace character after JSON at position 10',
+    ]);
+    // white space after it is no content
+    expect((await world.post('bind', `${bind}\n\t `)).json).toEqual({ Error: '' });
+    expect(world.floatip.allocator.size).toBe(1);
+  });
+
   test('a bind body is a few short strings: one over 64 KiB is a 413 before it is parsed', async () => {
     const pod = await world.pod({ name: 'p1' });
     const pad = 'x'.repeat(70_000);
