@@ -128,9 +128,17 @@ export class FloatingIPFollower {
     return this.reflector.stop();
   }
 
-  /** Memory as the API server's objects are now (Reflector.catchUp). */
-  catchUp(): Promise<void> {
-    return this.reflector.catchUp();
+  /**
+   * Memory as the API server's objects are now (Reflector.catchUp), on a replica that has just taken
+   * the Lease. An address memory kept for a live pod when its object was deleted while no replica
+   * could write it again (both following: settle, whose restore a follower does not do) has no
+   * object, and the list shows no change for it: it is judged again now, as a deletion seen by the
+   * leader is, and its object written again or the address freed.
+   */
+  async catchUp(): Promise<void> {
+    await this.reflector.catchUp();
+    const unwritten = [...this.allocator.all()].filter((held) => !this.reflector.get(objectNameOf(held.ip)));
+    for (const held of unwritten) if (this.allocator.get(held.ip) === held) this.settleGone(held);
   }
 
   private onObject(object: FloatingIPObject): void {

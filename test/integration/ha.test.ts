@@ -2,7 +2,7 @@
 // (decides bind and preempt, writes) and the other forwards those to it; when the leader goes
 // (handing the Lease on, or dying) binds sent to the other are delayed, not lost; a leader that
 // loses its lease stops writing at once.
-import { CoordinationV1Api, type CoreV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, type CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { ReleasePolicy } from '../../src/ipam/index.js';
 import { NotLeaderError } from '../../src/kube/leader-election.js';
@@ -255,4 +255,82 @@ test('E8-8 a pod the follower refuses for want of an address is sent back by the
       ] !== undefined,
     5000,
   );
+});
+
+test('E8-9 an object deleted behind both replicas’ backs while its pod is bound but not running: neither frees the address, and after a takeover the next pod gets another', async () => {
+  // A follower that freed it would, once it leads, give the bound pod's address to the next pod:
+  // the pod is bound with it in its annotation and will run with it. Both replicas keep it for the
+  // live pod its object named, and the leader writes the object again.
+  const [leader, follower] = await leaderAndFollower();
+  const p1 = await pod('p1');
+  expect((await bind(leader, 'p1', p1.metadata!.uid!)).error).toBe('');
+  const ip = (await placed('p1')).ip!.split('/')[0]!;
+  await eventually(
+    'the follower to learn the allocation',
+    async () => follower.allocator.get(ip) !== undefined,
+  );
+  expect((await core.readNamespacedPod({ namespace: 'ns1', name: 'p1' })).status?.phase).not.toBe('Running');
+  const custom = server.kubeConfig().makeApiClient(CustomObjectsApi);
+  const object = { group: 'galaxy.k8s.io', version: 'v1alpha1', plural: 'floatingips', name: ip };
+  const { metadata } = (await custom.getClusterCustomObject(object)) as { metadata: { uid: string } };
+  await custom.deleteClusterCustomObject(object);
+  await eventually('the leader to write the object again', async () => {
+    const again = (await custom.getClusterCustomObject(object).catch(() => undefined)) as
+      { metadata: { uid: string }; spec: { key: string } } | undefined;
+    return (
+      again !== undefined && again.metadata.uid !== metadata.uid && again.spec.key === 'NULL_ns1_NULL_p1'
+    );
+  });
+  for (const r of [leader, follower]) expect(r.allocator.get(ip)?.key).toBe('NULL_ns1_NULL_p1');
+
+  await leader.elector!.stop({ release: false }); // a crash: the lease stays until it expires
+  await leader.close();
+  replicas = [follower];
+  await eventually('the follower to lead', async () => follower.isLeader(), 3000);
+  expect(follower.allocator.get(ip)?.key).toBe('NULL_ns1_NULL_p1');
+  const p2 = await pod('p2');
+  expect(await bind(follower, 'p2', p2.metadata!.uid!)).toEqual({ status: 200, error: '' });
+  expect((await placed('p2')).ip?.split('/')[0]).not.toBe(ip);
+});
+
+test('E8-10 an object deleted while no replica leads: both keep the address for the live bound pod, and the next leader writes it again and binds the next pod elsewhere', async () => {
+  // A follower writes nothing and its pod cache may lag, so it asks the API server whether the pod
+  // the object named lives. Freeing it would let the next leader give the bound pod's address (it
+  // will run with the one in its annotation) to the next pod.
+  const [leader] = await leaderAndFollower();
+  const p1 = await pod('p1');
+  expect((await bind(leader, 'p1', p1.metadata!.uid!)).error).toBe('');
+  const ip = (await placed('p1')).ip!.split('/')[0]!;
+  await eventually('both replicas to know the allocation', async () =>
+    replicas.every((r) => r.allocator.get(ip)),
+  );
+  server.faults.failNext({ verb: 'update', resource: 'leases', name: 'galaxy-ipam' }, 500, {
+    times: 100_000,
+  });
+  await eventually('no replica to lead', async () => replicas.every((r) => !r.isLeader()), 3000);
+  const custom = server.kubeConfig().makeApiClient(CustomObjectsApi);
+  const object = { group: 'galaxy.k8s.io', version: 'v1alpha1', plural: 'floatingips', name: ip };
+  await custom.deleteClusterCustomObject(object);
+  await eventually(
+    'the object to be gone',
+    async () => (await custom.getClusterCustomObject(object).catch(() => undefined)) === undefined,
+  );
+  await new Promise((r) => setTimeout(r, 300)); // the watch events and the API server's answer
+  for (const r of replicas) expect(r.allocator.get(ip)?.key).toBe('NULL_ns1_NULL_p1');
+  expect((await core.readNamespacedPod({ namespace: 'ns1', name: 'p1' })).status?.phase).not.toBe('Running');
+
+  server.faults.clear();
+  const [next] = await leaderAndFollower();
+  await eventually(
+    'the next leader to write the object again',
+    async () => {
+      const again = (await custom.getClusterCustomObject(object).catch(() => undefined)) as
+        { spec: { key: string } } | undefined;
+      return again?.spec.key === 'NULL_ns1_NULL_p1';
+    },
+    3000,
+  );
+  const p2 = await pod('p2');
+  expect(await bind(next, 'p2', p2.metadata!.uid!)).toEqual({ status: 200, error: '' });
+  expect((await placed('p2')).ip?.split('/')[0]).not.toBe(ip);
 });
