@@ -23,6 +23,10 @@ beforeEach(async () => {
 });
 afterEach(() => world.checkAndStop());
 
+/** The scheduler's bind of `pod` (in ns1) to a1. */
+const bindingArgs = (pod: { metadata?: { name?: string; uid?: string } }) =>
+  JSON.stringify({ PodName: pod.metadata!.name, PodNamespace: 'ns1', PodUID: pod.metadata!.uid, Node: 'a1' });
+
 /** The filter answer's raw text and the Node objects in it. */
 async function filterObjects(pod: unknown, items: unknown[]) {
   const res = await world.post('filter', { Pod: pod, Nodes: { metadata: {}, items }, NodeNames: null });
@@ -169,12 +173,7 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
 
   test('a body with anything after its JSON value is a 400 on both ports, and nothing is bound', async () => {
     const pod = await world.pod({ name: 'p1' });
-    const bind = JSON.stringify({
-      PodName: 'p1',
-      PodNamespace: 'ns1',
-      PodUID: pod.metadata!.uid,
-      Node: 'a1',
-    });
+    const bind = bindingArgs(pod);
     const res = await world.post('bind', `${bind} junk`);
     expect([res.status, res.json]).toEqual([
       400,
@@ -279,12 +278,7 @@ describe('13.16 a refused bind decides before it writes', () => {
 
   test('a bind whose caller has closed its connection (a replica paused past the scheduler’s wait) binds nothing and writes nothing', async () => {
     const pod = await world.pod({ name: 'p1' });
-    const body = JSON.stringify({
-      PodName: 'p1',
-      PodNamespace: 'ns1',
-      PodUID: pod.metadata!.uid,
-      Node: 'a1',
-    });
+    const body = bindingArgs(pod);
     const { hostname, port } = new URL(world.floatip.extenderUrl);
     // the request and the end of the connection arrive together, as to a replica that resumes
     const socket = connect(Number(port), hostname);
