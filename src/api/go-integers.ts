@@ -1,11 +1,12 @@
 // galaxy decoded its REST bodies with Go's encoding/json, which refuses a number written with a
 // fraction or an exponent (`1.0`, `1e3`) for an integer field, and refuses the whole request.
 // JSON.parse keeps no trace of how a number was written, and the OpenAPI validator sees 1.0 as the
-// integer 1; so the body's text is read once more, for the numbers so written, and each one that
-// lies where the document says integer is refused as galaxy refused it.
+// integer 1; so the body's text is read once more, for the numbers so written, and one that lies
+// where the document says integer is refused as galaxy refused it (under the exact key names the
+// REST API reads, README).
 import type { Request, RequestHandler } from 'express';
 import { clipString } from '../log.js';
-import { type JsonPath, jsonPathText, numbersWithFraction } from '../ipam/index.js';
+import { type GoFieldPath, goIntegersWithFraction, jsonPathText } from '../ipam/index.js';
 import { ApiError } from './envelope.js';
 import { rawJsonBody } from './json-body.js';
 import { openApiDocument } from './openapi.js';
@@ -27,15 +28,24 @@ function resolved(schema: Schema | undefined): Schema | undefined {
   return resolved(target as Schema | undefined);
 }
 
-/** The schema of the value at `path` under `root`, or undefined where the document says nothing. */
-function schemaAt(root: Schema | undefined, path: JsonPath): Schema | undefined {
-  let at = resolved(root);
-  for (const part of path) {
-    if (!at) return undefined;
-    at = resolved(typeof part === 'number' ? at.items : at.properties?.[part]);
-  }
-  return at;
+/**
+ * The integer fields under `schema`, as Go field paths (`*` for a list's items). The document's
+ * schemas do not refer to themselves; `depth` bounds the walk all the same.
+ */
+function integerFields(schema: Schema | undefined, depth = 0): GoFieldPath[] {
+  const at = resolved(schema);
+  if (!at || depth > 8) return [];
+  if (at.type === 'integer') return [[]];
+  return [
+    ...Object.entries(at.properties ?? {}).flatMap(([key, inner]) =>
+      integerFields(inner, depth + 1).map((field) => [key, ...field]),
+    ),
+    ...integerFields(at.items, depth + 1).map((field) => ['*', ...field]),
+  ];
 }
+
+/** Each operation's body schema's integer fields, found once. */
+const fieldsOf = new WeakMap<Schema, GoFieldPath[]>();
 
 interface Operation {
   readonly requestBody?: { readonly content?: Readonly<Record<string, { readonly schema?: Schema }>> };
@@ -45,14 +55,16 @@ interface Operation {
 export const goBodyIntegers: RequestHandler = (req: Request, _res, next) => {
   const operation = (req as { openapi?: { schema?: Operation } }).openapi?.schema;
   const schema = operation?.requestBody?.content?.['application/json']?.schema;
-  const text = schema ? rawJsonBody(req) : undefined;
+  if (!schema) return next();
+  let fields = fieldsOf.get(schema);
+  if (!fields) fieldsOf.set(schema, (fields = integerFields(schema)));
+  const text = fields.length > 0 ? rawJsonBody(req) : undefined;
   if (!text) return next();
-  for (const { path, written } of numbersWithFraction(text)) {
-    if (schemaAt(schema, path)?.type !== 'integer') continue;
-    throw new ApiError(
-      400,
-      `body.${jsonPathText(path)}: must be integer, not ${clipString(written)} (Go's decoder reads no integer written with a fraction or an exponent)`,
-    );
-  }
-  next();
+  // the first is refused, and the text is read no further
+  const [first] = goIntegersWithFraction(text, fields, 'exact');
+  if (!first) return next();
+  throw new ApiError(
+    400,
+    `body.${jsonPathText(first.path)}: must be integer, not ${clipString(first.written)} (Go's decoder reads no integer written with a fraction or an exponent)`,
+  );
 };

@@ -48,10 +48,11 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   if (args.common !== undefined && args.common !== null && !isObject(args.common))
     throw new CniArgsError('unmarshal pod cni args: common is not an object');
   const common = isObject(args.common) ? goStruct(args.common, COMMON) : {};
+  const groups = parseGroups(args.request_ip_range);
   const ipinfos = parseIPInfos(common.ipinfos);
   // only ipinfos hold an integer (a pending pod's annotation, read at every filter, has none)
   if (ipinfos.length > 0) refuseFractionVlans(text);
-  return { groups: parseGroups(args.request_ip_range), ipinfos };
+  return { groups, ipinfos };
 }
 
 const notUint16 = (index: unknown, written: string) =>

@@ -189,7 +189,7 @@ function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): Poo
 
 /** Each entry's vlan written `5.0` or `5e0`: Go's decoder refuses them for a uint16, JSON.parse reads 5. */
 const fractionVlans = (text: string): ConfigProblem[] =>
-  goIntegersWithFraction(text, [['*', 'vlan']]).map(({ path, written }) => ({
+  [...goIntegersWithFraction(text, [['*', 'vlan']])].map(({ path, written }) => ({
     entry: path[0] as number,
     field: 'vlan',
     value: cut(written, QUOTED),

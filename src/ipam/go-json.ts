@@ -63,9 +63,15 @@ export type JsonPath = readonly (string | number)[];
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-// an object's current key as where its text lies: most bodies have no number to report, and a
-// release of 10,000 entries has 80,000 keys
-type Container = { readonly object: true; key: [number, number] } | { readonly object: false; index: number };
+// an object's current key as where its text lies, decoded only when a path is asked for: most
+// bodies have no number to report, and a release of 10,000 entries has 80,000 keys
+interface OpenObject {
+  readonly object: true;
+  start: number;
+  end: number;
+  decoded?: string;
+}
+type Container = OpenObject | { readonly object: false; index: number };
 
 /** A number written with a fraction or an exponent, where it lies and as it was written. */
 export interface FractionNumber {
@@ -75,15 +81,19 @@ export interface FractionNumber {
 
 /**
  * The numbers of a JSON text written with a fraction or an exponent, in text order (a key written
- * twice is reported at each: Go's decoder refuses the first as it goes). The text must be JSON that
- * JSON.parse read: on anything else the paths mean nothing.
+ * twice is reported at each: Go's decoder refuses the first as it goes), those nested at most
+ * `maxDepth` deep only. The text must be JSON that JSON.parse read: on anything else the paths mean
+ * nothing. Linear in the text: a path is built only for a number within `maxDepth`, and each key is
+ * decoded once, so a body nested a million deep around a million numbers costs one pass.
  */
-export function numbersWithFraction(text: string): FractionNumber[] {
-  const found: FractionNumber[] = [];
+export function* numbersWithFraction(text: string, maxDepth = Infinity): Generator<FractionNumber> {
   const open: Container[] = [];
-  const keyOf = ([start, end]: [number, number]) => {
-    const raw = text.slice(start, end);
-    return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+  const keyOf = (o: OpenObject) => {
+    if (o.decoded === undefined) {
+      const raw = text.slice(o.start, o.end);
+      o.decoded = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+    }
+    return o.decoded;
   };
   let expectKey = false;
   for (let i = 0; i < text.length;) {
@@ -94,10 +104,14 @@ export function numbersWithFraction(text: string): FractionNumber[] {
         end += text.charCodeAt(end) === BACKSLASH ? 2 : 1;
       end = Math.min(end + 1, text.length);
       const top = open[open.length - 1];
-      if (expectKey && top?.object) top.key = [i, end];
+      if (expectKey && top?.object) {
+        top.start = i;
+        top.end = end;
+        top.decoded = undefined;
+      }
       i = end;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      open.push(c === 0x7b ? { object: true, key: [i, i] } : { object: false, index: 0 });
+      open.push(c === 0x7b ? { object: true, start: i, end: i } : { object: false, index: 0 });
       expectKey = c === 0x7b;
       i++;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
@@ -119,15 +133,11 @@ export function numbersWithFraction(text: string): FractionNumber[] {
         if (d === 0x2e /* . */ || d === 0x65 /* e */ || d === 0x45 /* E */) fraction = true;
         else if (!(d >= 0x30 && d <= 0x39) && d !== 0x2b /* + */ && d !== 0x2d) break;
       }
-      if (fraction)
-        found.push({
-          path: open.map((o) => (o.object ? keyOf(o.key) : o.index)),
-          written: text.slice(i, end),
-        });
+      if (fraction && open.length <= maxDepth)
+        yield { path: open.map((o) => (o.object ? keyOf(o) : o.index)), written: text.slice(i, end) };
       i = end;
     } else i++; // white space, and the letters of true, false and null
   }
-  return found;
 }
 
 /** Whether Go's decoder fills the struct field `name` (ASCII) from the object key `key`. */
@@ -146,11 +156,20 @@ export type GoFieldPath = readonly string[];
 
 /**
  * The numbers of `text` written with a fraction or an exponent that Go's decoder would put in one of
- * the integer `fields` (keys matched as goFieldKey matches them), each of which it refuses.
+ * the integer `fields` (keys matched as goFieldKey matches them, or `exact`ly for a reader that
+ * takes exact names), each of which it refuses; as they are found, so that a caller refusing on the
+ * first reads no further.
  */
-export function goIntegersWithFraction(text: string, fields: readonly GoFieldPath[]): FractionNumber[] {
+export function* goIntegersWithFraction(
+  text: string,
+  fields: readonly GoFieldPath[],
+  keys: 'go' | 'exact' = 'go',
+): Generator<FractionNumber> {
+  const keyNames = keys === 'go' ? goKeyNames : (key: string, name: string) => key === name;
   const names = (path: JsonPath, field: GoFieldPath) =>
     path.length === field.length &&
-    path.every((part, i) => field[i] === '*' || (typeof part === 'string' && goKeyNames(part, field[i]!)));
-  return numbersWithFraction(text).filter(({ path }) => fields.some((field) => names(path, field)));
+    path.every((part, i) => field[i] === '*' || (typeof part === 'string' && keyNames(part, field[i]!)));
+  const depth = Math.max(0, ...fields.map((field) => field.length));
+  for (const found of numbersWithFraction(text, depth))
+    if (fields.some((field) => names(found.path, field))) yield found;
 }

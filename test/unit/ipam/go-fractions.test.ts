@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { goIntegersWithFraction, jsonPathText, numbersWithFraction } from '../../../src/ipam/index.js';
 
-const scan = (text: string) => numbersWithFraction(text);
+const scan = (text: string) => [...numbersWithFraction(text)];
+const integers = (text: string, fields: string[][]) => [...goIntegersWithFraction(text, fields)];
 
 describe('numbersWithFraction', () => {
   test('paths of objects and arrays, nested; the number as written', () => {
@@ -25,6 +26,13 @@ describe('numbersWithFraction', () => {
       { path: ['a"b'], written: '2.0' },
       { path: ['é\\', 0], written: '3.0' },
       { path: ['😀'], written: '4e0' },
+    ]);
+  });
+
+  test('only numbers within maxDepth are reported', () => {
+    expect([...numbersWithFraction('{"a":[[1.0],2.0],"b":3.0}', 2)]).toEqual([
+      { path: ['a', 1], written: '2.0' },
+      { path: ['b'], written: '3.0' },
     ]);
   });
 
@@ -61,20 +69,21 @@ describe('numbersWithFraction', () => {
 describe('goIntegersWithFraction', () => {
   test("only at the given fields, keys matched as Go's decoder matches them; `*` is any element", () => {
     const text = '{"Common":{"IPINFOS":[{"vlan":1},{"ſpan":2.0,"vlan":3.0}],"other":4.0},"vlan":5.0}';
-    expect(goIntegersWithFraction(text, [['common', 'ipinfos', '*', 'vlan']])).toEqual([
+    expect(integers(text, [['common', 'ipinfos', '*', 'vlan']])).toEqual([
       { path: ['Common', 'IPINFOS', 1, 'vlan'], written: '3.0' },
     ]);
     // the long s folds to s, as in Go
-    expect(goIntegersWithFraction(text, [['common', 'ipinfos', '*', 'span']])).toHaveLength(1);
-    expect(goIntegersWithFraction(text, [['vlan'], ['common', 'other']]).map((f) => f.written)).toEqual([
-      '4.0',
-      '5.0',
-    ]);
+    expect(integers(text, [['common', 'ipinfos', '*', 'span']])).toHaveLength(1);
+    expect(integers(text, [['vlan'], ['common', 'other']]).map((f) => f.written)).toEqual(['4.0', '5.0']);
     // `*` is a map's key too; an index is never a field's name
-    expect(goIntegersWithFraction('{"node-1":{"n":1.0}}', [['*', 'n']])).toEqual([
+    expect(integers('{"node-1":{"n":1.0}}', [['*', 'n']])).toEqual([
       { path: ['node-1', 'n'], written: '1.0' },
     ]);
-    expect(goIntegersWithFraction('[1.0]', [['0']])).toEqual([]);
+    expect(integers('[1.0]', [['0']])).toEqual([]);
+    // exact names, for a reader that takes no other
+    expect([...goIntegersWithFraction('{"Size":1.0,"size":2.0}', [['size']], 'exact')]).toEqual([
+      { path: ['size'], written: '2.0' },
+    ]);
   });
 
   test('paths as messages name them', () => {
