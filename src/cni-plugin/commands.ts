@@ -1,8 +1,8 @@
 // The CNI operations. ADD undoes what it did when any part fails; DEL succeeds when the pod, its
 // annotation, its state or its interfaces are already gone; CHECK finds what ADD added in the
 // runtime's prevResult and asks each delegate to verify its interface (addresses and routes); GC
-// forgets attachments the runtime no longer lists; STATUS asks the API server for a pod, which needs
-// exactly the RBAC ADD needs.
+// forgets attachments the runtime no longer lists (not one whose ADD is still running); STATUS asks
+// the API server for a pod, which needs exactly the RBAC ADD needs.
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
   groupIPInfos,
@@ -22,7 +22,16 @@ import {
   SUPPORTED_VERSIONS,
   resultIn,
 } from './protocol.js';
-import { type AttachmentState, claimState, listStates, readState, removeState, writeState } from './state.js';
+import {
+  type AttachmentState,
+  claimState,
+  listStates,
+  readState,
+  removeState,
+  stillAdding,
+  thisAdder,
+  writeState,
+} from './state.js';
 
 export async function add(network: NetworkConfig, env: Environment): Promise<Result> {
   // the runtime DELs before it ADDs the same attachment again; a second ADD must not touch the first
@@ -41,8 +50,9 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
     pod,
     interfaces: planned,
   };
+  const adder = await thisAdder();
   // an ADD of the same attachment may have started since the check above: one of the two goes on
-  if (!(await claimState(network.stateDir, network.name, state))) throw alreadyAdded();
+  if (!(await claimState(network.stateDir, network.name, { ...state, adder }))) throw alreadyAdded();
   const results: Result[] = [];
   try {
     for (const one of planned) results.push((await runDelegate('ADD', one, env, network.delegateTimeoutMs))!);
@@ -141,6 +151,8 @@ export async function gc(network: NetworkConfig, env: Environment): Promise<void
   const failures: string[] = [];
   for (const state of await listStates(network.stateDir, network.name)) {
     if (valid.has(`${state.containerId}:${state.ifname}`)) continue;
+    // the runtime lists an attachment once its ADD has answered: one still being added is not stale
+    if (await stillAdding(state.adder)) continue;
     try {
       // the netns is usually gone with the container, which the delegates take as nothing to do
       for (const one of [...state.interfaces].reverse()) {

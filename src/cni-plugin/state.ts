@@ -13,6 +13,49 @@ export interface AttachmentState {
   readonly netns: string;
   readonly pod?: string;
   readonly interfaces: readonly (PlannedInterface & { result?: Result })[];
+  /** While ADD runs: its process, which GC leaves alone until it has ended (see stillAdding). */
+  readonly adder?: Adder;
+}
+
+/** A process as the kernel names it: its PID and its start time (so that a reused PID is not it). */
+export interface Adder {
+  readonly pid: number;
+  readonly start: string;
+}
+
+/** A process's start time (clock ticks since boot, /proc/<pid>/stat's 22nd field), undefined once it is gone. */
+async function startOf(pid: number | 'self'): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  // the command's name, in parentheses, may hold spaces and parentheses: the fields after it
+  // start at the last ')' with the 3rd (state), so the 22nd is the 20th of them
+  return text.slice(text.lastIndexOf(')') + 2).split(' ')[19];
+}
+
+/** This process, for ADD's state; undefined where there is no /proc to name it by. */
+export async function thisAdder(): Promise<Adder | undefined> {
+  const start = await startOf('self').catch(() => undefined);
+  return start === undefined ? undefined : { pid: process.pid, start };
+}
+
+/**
+ * Whether the ADD that wrote a state may still be running: its process is there with the start
+ * time it recorded. GC must not take an attachment from under an ADD the runtime has not yet
+ * listed (it would delete the interface ADD then reports as added). Where the kernel will not say,
+ * the answer is yes: a later GC removes what this one leaves, and nothing is taken from a pod.
+ */
+export async function stillAdding(adder: Adder | undefined): Promise<boolean> {
+  if (adder === undefined) return false;
+  try {
+    return (await startOf(adder.pid)) === adder.start;
+  } catch {
+    return true;
+  }
 }
 
 const fileOf = (dir: string, network: string, containerId: string, ifname: string) =>

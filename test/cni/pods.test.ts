@@ -2,11 +2,14 @@
 // addresses from the pods' annotations (served by the embedded API server) through the macvlan
 // delegate, dual stack; they ping each other over IPv4 and IPv6. Then CHECK, DEL and GC as kubelet
 // and the runtime would call them.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { annotate, cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
 import { ip, Lab, NODE_API_PORT, pings, runPlugin } from './netns.js';
-import { buildPlugin, ensureDebianPackages } from './setup.js';
+import { buildPlugin, CNI_BIN, ensureDebianPackages } from './setup.js';
 
 const lab = new Lab();
 let build: string | undefined;
@@ -178,6 +181,60 @@ test('GC removes the state of an attachment the runtime no longer lists, and kee
   );
   expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
   expect(readdirSync(`${state}/underlay`).sort()).toEqual(before.filter((f) => f !== 'gone:eth0.json'));
+});
+
+test('GC leaves an attachment whose ADD is still running, and removes one whose ADD has gone', async () => {
+  // macvlan, then a pause before it answers: an ADD whose interface is up and that has not answered
+  const bin = mkdtempSync(join(tmpdir(), 'floatip-cni-slow-'));
+  writeFileSync(
+    join(bin, 'slow-macvlan'),
+    `#!/bin/sh\nout=$(${CNI_BIN}/macvlan); rc=$?\n[ "$CNI_COMMAND" = ADD ] && sleep 2\nprintf '%s' "$out"; exit $rc\n`,
+    { mode: 0o755 },
+  );
+  const pod = await lab.addNamespace('gcbusy');
+  const uid = createPod(server, 'gc-busy', dualStack(21));
+  const slow = { ...config(0), delegate: { type: 'slow-macvlan', master: masters[0], mode: 'bridge' } };
+  const running = runPlugin(
+    { ...cniEnv('ADD', 'busy', pod, podArgs('gc-busy', uid)), CNI_PATH: `${bin}:${CNI_BIN}` },
+    slow,
+    node(0),
+  );
+  for (let i = 0; i < 100 && !(await ip('-n', pod, '-o', 'link')).includes('eth0'); i++) await sleep(50);
+  // an ADD that died with its state written: its PID now names another process (this one)
+  writeFileSync(
+    `${state}/underlay/dead:eth0.json`,
+    JSON.stringify({
+      containerId: 'dead',
+      ifname: 'eth0',
+      netns: '',
+      interfaces: [],
+      adder: { pid: process.pid, start: '1' },
+    }),
+  );
+  const listed = readdirSync(`${state}/underlay`).filter(
+    (f) => !['busy:eth0.json', 'dead:eth0.json'].includes(f),
+  );
+  const gc = await runPlugin(
+    { ...cniEnv('GC', '', ''), CNI_PATH: `${bin}:${CNI_BIN}` },
+    {
+      ...config(0, { cniVersion: '1.1.0' }),
+      'cni.dev/valid-attachments': listed.map((f) => {
+        const [containerID, ifname] = f.slice(0, -5).split(':');
+        return { containerID, ifname };
+      }),
+    },
+    node(0),
+  );
+  expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
+  const add = await running;
+  expect(add.code).toBe(0);
+  // the interface ADD reported is there, and so is the state DEL will need
+  expect(await ip('-n', pod, '-o', 'addr')).toContain('198.51.100.21/24');
+  expect(readdirSync(`${state}/underlay`).sort()).toEqual([...listed, 'busy:eth0.json'].sort());
+  const del = { ...cniEnv('DEL', 'busy', pod, podArgs('gc-busy', uid)), CNI_PATH: `${bin}:${CNI_BIN}` };
+  expect((await runPlugin(del, config(0), node(0))).code).toBe(0);
+  expect(await ip('-n', pod, '-o', 'link')).not.toContain('eth0');
+  rmSync(bin, { recursive: true, force: true });
 });
 
 test('ADD waits for the annotation floatip writes at bind, and a pod with request_ip_range groups gets one interface per ipinfo', async () => {
