@@ -25,6 +25,8 @@ export interface KnownNodes {
 export interface ReadRequest {
   readonly body: unknown;
   readonly known?: KnownNodes;
+  /** The text of body's Pod, when it was parsed from its own bytes (as the scheduler writes it). */
+  readonly podText?: Buffer;
 }
 
 const ITEMS_PATH = ['Nodes', 'items'] as const;
@@ -84,8 +86,8 @@ export class FullNodeReader {
   private readonly seen = new Map<string, { readonly bytes: Buffer; readonly node: V1Node }>();
 
   constructor(
-    /** Decodes one parsed Node (the wire decoder's own), `index` for its messages. */
-    private readonly decode: (value: unknown, index: number) => V1Node,
+    /** Decodes one parsed Node from its text (the wire decoder's own), `index` for its messages. */
+    private readonly decode: (value: unknown, index: number, text: Buffer) => V1Node,
     /** How many nodes are remembered (their bytes: a few KiB each). */
     private readonly limit = 10_000,
     /**
@@ -137,7 +139,6 @@ export class FullNodeReader {
     const read = this.parsed(raw, pod, spans) ?? this.parsed(raw, undefined, spans);
     // the whole text, for JSON.parse's own words about where it is wrong
     if (!read) return { body: JSON.parse(raw.toString('utf8')) as unknown };
-    const body = read.body;
     // every node is known or parsed here, before anything is decoded: a text that is not JSON
     // anywhere is refused as a whole, as JSON.parse of it would be, before the Pod's decoding
     const values = spans.map(([from, to]): Known | Parsed => {
@@ -156,12 +157,12 @@ export class FullNodeReader {
     const node = (i: number): V1Node => {
       const value = values[i]!;
       if ('known' in value) return value.known;
-      const decoded = this.decode(value.parsed, i);
+      const decoded = this.decode(value.parsed, i, value.bytes);
       if (value.name !== undefined && decoded.metadata?.name === value.name)
         this.remember(value.name, value.bytes, decoded);
       return decoded;
     };
-    return { body, known: { spans, node } };
+    return { ...read, known: { spans, node } };
   }
 
   /**
@@ -197,11 +198,7 @@ export class FullNodeReader {
    * placeholder is a string no caller can know, so a caller's own "Pod" is never mistaken for it).
    * With neither left out, JSON.parse of the text itself, throwing its words.
    */
-  private parsed(
-    raw: Buffer,
-    pod: SeenPod | undefined,
-    spans: readonly Span[],
-  ): { body: unknown } | undefined {
+  private parsed(raw: Buffer, pod: SeenPod | undefined, spans: readonly Span[]): ReadRequest | undefined {
     if (!pod && spans.length === 0) return { body: JSON.parse(raw.toString('utf8')) as unknown };
     const cuts: [Span, Buffer][] = spans.map((span) => [span, PLACEHOLDER]);
     if (pod) {
@@ -225,7 +222,7 @@ export class FullNodeReader {
     const root = body as Record<string, unknown>;
     if (root.Pod !== this.podMark) return undefined;
     root.Pod = pod.value;
-    return { body };
+    return { body, podText: raw.subarray(pod.span[0], pod.span[1]) };
   }
 
   private remember(name: string, bytes: Buffer, node: V1Node): void {

@@ -151,7 +151,7 @@ export function extenderApp(
   const encoded = new WeakMap<FilterResult, Buffer>();
   const filter: VerbHandler = async (req, res, read, raw, lease) => {
     const start = process.hrtime.bigint();
-    const args = decodeExtenderArgs(read.body, raw, read.known);
+    const args = decodeExtenderArgs(read.body, raw, read.known, read.podText);
     options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
     if (options.refusedForLater?.()) {
@@ -182,9 +182,9 @@ export function extenderApp(
   };
   // names-only scores are shared between pods (SchedulingQueries.prioritize), and so are their bytes
   const scored = new WeakMap<readonly HostPriority[], Buffer>();
-  const prioritize: VerbHandler = (_req, res, read) => {
+  const prioritize: VerbHandler = (_req, res, read, raw) => {
     const start = process.hrtime.bigint();
-    const args = decodeExtenderArgs(read.body, undefined, read.known);
+    const args = decodeExtenderArgs(read.body, raw, read.known, read.podText);
     const result = extender.prioritize(args.pod, args.nodes, args.nodeNames);
     observe('prioritize', start, undefined);
     let bytes = args.nodeNames ? scored.get(result) : undefined;

@@ -7,6 +7,7 @@
 // server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { type GoHeld, goFieldKey, goIntegersWithFraction, goStruct } from '../ipam/index.js';
+import { apiType, goFractionError, goTypeError, goTypes } from './go-types.js';
 import { joined } from './body-buffers.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
@@ -75,7 +76,7 @@ function stringMap(value: unknown, what: string): Record<string, string> {
  * The pod of a request, reduced to what floatip reads from it (its identity, annotations, owners
  * and the resources its containers ask for), every one of those fields type-checked.
  */
-function decodePod(value: unknown, what: string): V1Pod {
+function decodePod(value: unknown, what: string, text?: Buffer): V1Pod {
   const pod = goStruct(asObject(value, what), POD);
   const meta = goStruct(asObject(pod.metadata, `${what}.metadata`), POD_META);
   const name = optionalString(meta.name, `${what}.metadata.name`);
@@ -106,6 +107,7 @@ function decodePod(value: unknown, what: string): V1Pod {
     };
   });
   const nodeName = optionalString(spec.nodeName, `${what}.spec.nodeName`);
+  fitsGoType(value, POD_TYPE, what, text);
   return {
     metadata: {
       name,
@@ -118,6 +120,39 @@ function decodePod(value: unknown, what: string): V1Pod {
     },
     spec: { containers, ...(nodeName ? { nodeName } : {}) },
   };
+}
+
+// Every other field as Go's decoder would have read it into k8s.io/api's types: galaxy refused a
+// whole request whose Pod or Node had any field of the wrong type (with a 500), so floatip refuses
+// it too (with a 400), not only when the field is one it reads
+const POD_TYPE = apiType('V1Pod');
+const NODE_TYPE = apiType('V1Node');
+/** With the value's text: no integer in it written with a fraction either. */
+function fitsGoType(value: unknown, type: typeof POD_TYPE, what: string, text?: Buffer): void {
+  const err = goTypeError(value, type, what) ?? (text && goFractionError(text.toString('utf8'), type, what));
+  if (err) throw new WireError(err);
+}
+const EXTENDER_ARGS = goTypes.struct({
+  Pod: POD_TYPE,
+  Nodes: goTypes.struct({ items: goTypes.list(NODE_TYPE) }),
+  NodeNames: goTypes.list(goTypes.string),
+});
+const PREEMPTION_ARGS = goTypes.struct({
+  Pod: POD_TYPE,
+  NodeNameToVictims: goTypes.map(
+    goTypes.struct({ Pods: goTypes.list(POD_TYPE), NumPDBViolations: goTypes.int64 }),
+  ),
+  NodeNameToMetaVictims: goTypes.map(
+    goTypes.struct({
+      Pods: goTypes.list(goTypes.struct({ UID: goTypes.string })),
+      NumPDBViolations: goTypes.int64,
+    }),
+  ),
+});
+/** A request whose parts' own texts were not at hand: its whole text read for fractions. */
+function fitsGoIntegers(raw: Buffer, type: typeof POD_TYPE): void {
+  const err = goFractionError(raw.toString('utf8'), type, '');
+  if (err) throw new WireError(err);
 }
 
 // The fields of k8s.io/api's types that floatip reads, as Go holds them (a struct is a value: a
@@ -152,7 +187,7 @@ function stringMapOfQuantities(value: unknown, what: string): Record<string, str
 }
 
 /** A full Node of a request, reduced to its name, version and addresses, type-checked. */
-function decodeNode(value: unknown, what: string): V1Node {
+function decodeNode(value: unknown, what: string, text?: Buffer): V1Node {
   const node = goStruct(asObject(value, what), NODE);
   const meta = goStruct(asObject(node.metadata, `${what}.metadata`), NODE_META);
   const name = optionalString(meta.name, `${what}.metadata.name`);
@@ -168,6 +203,7 @@ function decodeNode(value: unknown, what: string): V1Node {
       address: optionalString(address.address, `${where}.address`) ?? '',
     };
   });
+  fitsGoType(value, NODE_TYPE, what, text);
   return {
     metadata: { name, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
     ...(status ? { status: { addresses } } : {}),
@@ -180,10 +216,10 @@ function decodeNode(value: unknown, what: string): V1Node {
  * pod is ever written to.
  */
 const decodedPods = new WeakMap<object, V1Pod>();
-function requestPod(value: unknown): V1Pod {
+function requestPod(value: unknown, text?: Buffer): V1Pod {
   if (typeof value !== 'object' || value === null) return decodePod(value, 'Pod');
   let pod = decodedPods.get(value);
-  if (!pod) decodedPods.set(value, (pod = decodePod(value, 'Pod')));
+  if (!pod) decodedPods.set(value, (pod = decodePod(value, 'Pod', text)));
   return pod;
 }
 
@@ -205,12 +241,22 @@ export interface ExtenderArgs {
 
 /**
  * Decodes a filter or prioritize request. With the request's text (`raw`, what `body` was parsed
- * from), the full Nodes' places in it are found too. With `known` (full-nodes.ts), `body` holds
- * placeholders at Nodes.items and the nodes are known already.
+ * from), the full Nodes' places in it are found too, and integers written with a fraction. With
+ * `known` (full-nodes.ts), `body` holds placeholders at Nodes.items and the nodes are known already;
+ * `podText`: the text of body's Pod, read on its own (full-nodes.ts).
  */
-export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNodes): ExtenderArgs {
+export function decodeExtenderArgs(
+  body: unknown,
+  raw?: Buffer,
+  known?: KnownNodes,
+  podText?: Buffer,
+): ExtenderArgs {
   const args = asObject(body, 'the request body');
-  const pod = requestPod(field(args, 'Pod', 'nullable'));
+  const podValue = field(args, 'Pod', 'nullable');
+  const pod = requestPod(podValue, podText);
+  // the parts whose own texts were read for fractions (the Pod, the nodes the reader cut) need no
+  // second reading; any other request is read whole
+  let readWhole = podText === undefined && podValue !== undefined && podValue !== null;
   const nodesKey = keyOf(args, 'Nodes', 'nullable');
   const nodesField = nodesKey === undefined ? undefined : args[nodesKey];
   let nodes: V1Node[] | undefined;
@@ -234,6 +280,7 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNod
     nodes = cut
       ? cut.spans.map((_, i) => cut.node(i))
       : ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
+    if (!cut && nodes.length > 0) readWhole = true;
     if (cut) nodeSpans = () => cut.spans;
     else if (raw && Array.isArray(items)) {
       let found: Span[] | undefined;
@@ -243,6 +290,7 @@ export function decodeExtenderArgs(body: unknown, raw?: Buffer, known?: KnownNod
   const nodeNames = optionalStringArray(field(args, 'NodeNames', 'nullable'), 'NodeNames');
   if (!nodes && !nodeNames)
     throw new WireError('the request names no nodes: neither Nodes nor NodeNames is set');
+  if (readWhole && raw) fitsGoIntegers(raw, EXTENDER_ARGS);
   return {
     pod,
     ...(nodes ? { nodes } : {}),
@@ -263,8 +311,8 @@ function typeMetaOf(list: Record<string, unknown>): string | undefined {
 }
 
 /** A Node of a full-Node request, decoded (full-nodes.ts remembers it by its bytes). */
-export const decodeRequestNode = (value: unknown, index: number): V1Node =>
-  decodeNode(value, `Nodes.items[${index}]`);
+export const decodeRequestNode = (value: unknown, index: number, text?: Buffer): V1Node =>
+  decodeNode(value, `Nodes.items[${index}]`, text);
 
 /** ExtenderBindingArgs. */
 export interface BindingArgs {
@@ -332,10 +380,17 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
   };
   const meta = given('NodeNameToMetaVictims');
   const full = given('NodeNameToVictims');
+  // Go decodes both maps whichever it then uses: every full victim is a Pod to it
+  for (const [node, v] of Object.entries(full ?? {})) {
+    const entry = optionalObject(v, `victims of ${node}`);
+    const pods = optionalList(entry && field(entry, 'Pods', 'nullable'), `victims of ${node}: Pods`);
+    pods.forEach((p, i) => fitsGoType(p, POD_TYPE, `victims of ${node}: Pods[${i}]`));
+  }
   const fullCount = full ? Object.keys(full).length : 0;
   // galaxy builds the meta map from the full one only when the meta map is empty and the full is not
   const isMeta = meta !== undefined && (Object.keys(meta).length > 0 || fullCount === 0);
   const source = isMeta ? meta : fullCount > 0 ? full : undefined;
+  if (raw) fitsGoIntegers(raw, PREEMPTION_ARGS);
   if (source === undefined) return { pod, victims: null };
   for (const [node, v] of Object.entries(source)) {
     const where = `victims of ${node}`;

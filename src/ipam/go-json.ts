@@ -11,7 +11,7 @@
  * the Kelvin sign (U+212A, which toLowerCase makes `k`) a `k`, as in Go's Unicode folding. No other
  * character folds to an ASCII letter.
  */
-const folded = (key: string): string => key.toLowerCase().replace(/\u017f/g, 's');
+export const goFolded = (key: string): string => key.toLowerCase().replace(/\u017f/g, 's');
 
 /**
  * The key of `object` whose value Go's decoder leaves in the field named `name` (ASCII). `nullable`:
@@ -27,7 +27,7 @@ export function goFieldKey(
   for (const key of Object.keys(object)) {
     // no character's fold to an ASCII letter changes its length, so only keys of the name's length
     // can name it: the Pod's dozens of other keys cost a comparison, not a fold
-    if (key.length !== want.length || folded(key) !== want || (!nullable && object[key] === null)) continue;
+    if (key.length !== want.length || goFolded(key) !== want || (!nullable && object[key] === null)) continue;
     found = key;
   }
   return found;
@@ -142,7 +142,7 @@ export function* numbersWithFraction(text: string, maxDepth = Infinity): Generat
 
 /** Whether Go's decoder fills the struct field `name` (ASCII) from the object key `key`. */
 const goKeyNames = (key: string, name: string): boolean =>
-  key.length === name.length && folded(key) === name.toLowerCase();
+  key.length === name.length && goFolded(key) === name.toLowerCase();
 
 /** `['ips', 0, 'policy']` -> `ips[0].policy`, as messages name a field. */
 export const jsonPathText = (path: JsonPath): string =>

@@ -42,6 +42,7 @@ export {
   type GoHeld,
   type JsonPath,
   goFieldKey,
+  goFolded,
   goIntegersWithFraction,
   goStruct,
   jsonPathText,

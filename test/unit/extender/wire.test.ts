@@ -1,8 +1,10 @@
 // The extender's request decoders: every field floatip reads from a request is type-checked, and a
 // wrong type is a WireError (the server's 400) naming the field, never a crash further in.
+import { FullNodeReader } from '../../../src/extender/full-nodes.js';
 import {
   WireError,
   decodeBindingArgs,
+  decodeRequestNode,
   decodeExtenderArgs,
   decodePreemptionArgs,
   encodePreemptionResult,
@@ -213,4 +215,162 @@ test('the Pod’s and Nodes’ own fields are matched as Go matches them too (ga
     NodeNameToVictims: { n1: { Pods: [{ Metadata: { UID: 'u1' } }] } },
   });
   expect(victims.victims!.get('n1')!.pods).toEqual([{ uid: 'u1' }]);
+});
+
+// Fields floatip does not read: galaxy's Go decoder refused the whole request (a 500) when any of
+// them did not fit k8s.io/api's types, so floatip refuses it too, naming the field
+test.each<[string, Record<string, unknown>, string]>([
+  ['an int32 given a string', { spec: { priority: '5' } }, 'Pod.spec.priority must be an int32'],
+  ['an int32 given a fraction', { spec: { priority: 1.5 } }, 'Pod.spec.priority must be an int32'],
+  ['an int32 out of range', { spec: { priority: 2 ** 31 } }, 'Pod.spec.priority must be an int32'],
+  [
+    'an int64 given true',
+    { metadata: { name: 'p', generation: true } },
+    'Pod.metadata.generation must be an int64',
+  ],
+  ['a bool given a string', { spec: { hostNetwork: 'true' } }, 'Pod.spec.hostNetwork must be true or false'],
+  ['a string given a number', { spec: { schedulerName: 5 } }, 'Pod.spec.schedulerName must be a string'],
+  [
+    'a label that is not a string',
+    { metadata: { name: 'p', labels: { a: 1 } } },
+    'Pod.metadata.labels["a"] must be a string',
+  ],
+  ['a list given an object', { spec: { volumes: {} } }, 'Pod.spec.volumes must be a list'],
+  ['a struct given a list', { status: [] }, 'Pod.status must be a JSON object'],
+  [
+    'a nested int32, any key case',
+    { spec: { Containers: [{ name: 'c', Ports: [{ containerPort: 'http' }] }] } },
+    'Pod.spec.Containers[0].Ports[0].containerPort must be an int32',
+  ],
+  [
+    'an int-or-string given a fraction',
+    { spec: { containers: [{ name: 'c', livenessProbe: { httpGet: { port: 80.5 } } }] } },
+    'Pod.spec.containers[0].livenessProbe.httpGet.port must be a string or an int32',
+  ],
+  [
+    'a time that is not RFC 3339',
+    { metadata: { name: 'p', creationTimestamp: '2020-01-02 03:04:05' } },
+    'Pod.metadata.creationTimestamp must be a time in RFC 3339 (such as "2020-01-02T03:04:05Z")',
+  ],
+  [
+    'a time on a day the month has not',
+    { status: { startTime: '2021-02-29T00:00:00Z' } },
+    'Pod.status.startTime must be a time in RFC 3339 (such as "2020-01-02T03:04:05Z")',
+  ],
+  [
+    'a quantity that is not one',
+    { spec: { overhead: { cpu: '1 core' } } },
+    'Pod.spec.overhead["cpu"] must be a quantity (such as "1", "500m" or "2Gi")',
+  ],
+  [
+    'a quantity outside the fields floatip reads',
+    { spec: { volumes: [{ name: 'v', emptyDir: { sizeLimit: '1Gb' } }] } },
+    'Pod.spec.volumes[0].emptyDir.sizeLimit must be a quantity (such as "1", "500m" or "2Gi")',
+  ],
+  [
+    'a key written twice, the first of the wrong type',
+    { spec: { priority: 'x', Priority: 5 } },
+    'Pod.spec.priority must be an int32',
+  ],
+])('a Pod with %s is refused', (_, extra, message) => {
+  const body = { Pod: { metadata: { name: 'p' }, ...extra }, NodeNames: ['a'] };
+  expect(decode(body)).toThrow(new WireError(message));
+});
+
+test('what Go’s decoder reads is read: nulls, unknown keys, quantities and times in their forms, ints at their limits', () => {
+  const body = {
+    Pod: {
+      metadata: {
+        name: 'p',
+        generation: 2 ** 53,
+        creationTimestamp: '2020-01-02T03:04:05.123+08:00',
+        deletionTimestamp: null,
+        labels: null,
+        managedFields: [{ manager: 'm', fieldsV1: { 'f:metadata': {} }, time: '2020-02-29T23:59:59Z' }],
+        someFieldKubernetesDoesNotHave: { anything: [1, 'x'] },
+      },
+      spec: {
+        priority: -(2 ** 31),
+        hostNetwork: null,
+        overhead: { cpu: '250m', memory: '64Mi', x: 1.5, y: '1e3', z: '+.5', w: '2E' },
+        volumes: [{ name: 'v', emptyDir: { sizeLimit: 1024 } }],
+        containers: [
+          { name: 'c', ports: [{ containerPort: 8080 }], readinessProbe: { tcpSocket: { port: 'http' } } },
+        ],
+      },
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', lastProbeTime: null }] },
+    },
+    NodeNames: ['a'],
+  };
+  expect(decodeExtenderArgs(body).pod.metadata?.name).toBe('p');
+});
+
+test('full Nodes and preempt’s victims are held to the same types', () => {
+  const node = { metadata: { name: 'n' }, status: { images: [{ names: ['i'], sizeBytes: 'big' }] } };
+  expect(decode({ Pod: pod(), Nodes: { items: [node] } })).toThrow(
+    new WireError('Nodes.items[0].status.images[0].sizeBytes must be an int64'),
+  );
+  const capacity = {
+    metadata: { name: 'n' },
+    status: { capacity: { cpu: '2', pods: '110', 'x/y': 'lots' } },
+  };
+  expect(decode({ Pod: pod(), Nodes: { items: [capacity] } })).toThrow(
+    new WireError('Nodes.items[0].status.capacity["x/y"] must be a quantity (such as "1", "500m" or "2Gi")'),
+  );
+  const victim = { metadata: { name: 'v', uid: 'u1' }, spec: { priority: 'high' } };
+  // the meta map is the one galaxy uses here, but Go decoded the full one too
+  expect(() =>
+    decodePreemptionArgs({
+      Pod: pod(),
+      NodeNameToMetaVictims: { n: { Pods: [{ UID: 'u1' }] } },
+      NodeNameToVictims: { n: { Pods: [victim] } },
+    }),
+  ).toThrow(new WireError('victims of n: Pods[0].spec.priority must be an int32'));
+});
+
+// JSON.parse reads 1.0 as 1; Go's decoder refuses it for an integer field: the text is read for them
+const FRACTION = "(Go's decoder reads no integer written with a fraction or an exponent)";
+const readAs = (text: string) => {
+  const raw = Buffer.from(text);
+  const read = new FullNodeReader(decodeRequestNode).read(raw);
+  return () => decodeExtenderArgs(read.body, raw, read.known, read.podText);
+};
+
+test.each<[string, string, string | undefined]>([
+  [
+    'the Pod as the scheduler writes it',
+    '{"Pod":{"metadata":{"name":"p"},"spec":{"priority":1.0}},"Nodes":null,"NodeNames":["a"]}',
+    `Pod.spec.priority must be an int32, not 1.0 ${FRACTION}`,
+  ],
+  [
+    'the Pod under another spelling (the whole text is read)',
+    '{"pod":{"metadata":{"name":"p"},"spec":{"Containers":[{"name":"c","ports":[{"containerPort":8e1}]}]}},"nodeNames":["a"]}',
+    `pod.spec.Containers[0].ports[0].containerPort must be an int32, not 8e1 ${FRACTION}`,
+  ],
+  [
+    'a full Node the reader cuts out',
+    '{"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"images":[{"sizeBytes":1E3}]}}]}}',
+    `Nodes.items[0].status.images[0].sizeBytes must be an int64, not 1E3 ${FRACTION}`,
+  ],
+  [
+    'an int-or-string',
+    '{"Pod":{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","readinessProbe":{"httpGet":{"port":80.0}}}]}},"NodeNames":["a"]}',
+    `Pod.spec.containers[0].readinessProbe.httpGet.port must be a string or an int32, not 80.0 ${FRACTION}`,
+  ],
+  [
+    'quantities and unknown fields, which may have fractions',
+    '{"Pod":{"metadata":{"name":"p","x":1.0},"spec":{"overhead":{"cpu":0.5}}},"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"capacity":{"cpu":2.0}}}]}}',
+    undefined,
+  ],
+])('%s: an integer written with a fraction', (_, text, message) => {
+  if (message) expect(readAs(text)).toThrow(new WireError(message));
+  else expect(readAs(text)).not.toThrow();
+});
+
+test('preempt: a victim’s integers are read in the text too', () => {
+  const text =
+    '{"Pod":{"metadata":{"name":"p"}},"NodeNameToVictims":{"n":{"Pods":[{"metadata":{"name":"v","generation":2.0}}],"NumPDBViolations":0}}}';
+  expect(() => decodePreemptionArgs(JSON.parse(text), Buffer.from(text))).toThrow(
+    new WireError(`NodeNameToVictims["n"].Pods[0].metadata.generation must be an int64, not 2.0 ${FRACTION}`),
+  );
 });
