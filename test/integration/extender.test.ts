@@ -71,6 +71,53 @@ describe('E5-1 wire format', () => {
     });
   });
 
+  test('E5-1a2 the same bodies with one field galaxy’s decoder refused (one floatip does not read) are 400s naming it', async () => {
+    const fraction = "(Go's decoder reads no integer written with a fraction or an exponent)";
+    const cases: [string, string, string, string, string][] = [
+      [
+        'filter',
+        'filter.nodes.json',
+        '"priority": 0,',
+        '"priority": 0.0,',
+        `Pod.spec.priority must be an int32, not 0.0 ${fraction}`,
+      ],
+      [
+        'filter',
+        'filter.nodenames.json',
+        '"restartPolicy": "Always"',
+        '"restartPolicy": 1',
+        'Pod.spec.restartPolicy must be a string',
+      ],
+      [
+        'filter',
+        'filter.nodes.json',
+        '"Port": 0',
+        '"Port": "0"',
+        'Nodes.items[0].status.daemonEndpoints.kubeletEndpoint.Port must be an int32',
+      ],
+      [
+        'prioritize',
+        'prioritize.nodenames.json',
+        '"creationTimestamp": "2026-11-29T14:19:51Z"',
+        '"creationTimestamp": "yesterday"',
+        'Pod.metadata.creationTimestamp must be a time in RFC 3339 (such as "2020-01-02T03:04:05Z")',
+      ],
+      [
+        'preempt',
+        'preempt.victims.json',
+        '"terminationGracePeriodSeconds": 0,\n            "dnsPolicy": "ClusterFirst",\n            "nodeName"',
+        '"terminationGracePeriodSeconds": 0e0,\n            "dnsPolicy": "ClusterFirst",\n            "nodeName"',
+        `NodeNameToVictims["fixture-node-a"].Pods[0].spec.terminationGracePeriodSeconds must be an int64, not 0e0 ${fraction}`,
+      ],
+    ];
+    for (const [verb, file, from, to, message] of cases) {
+      const text = fixture(file);
+      expect(text).toContain(from);
+      const res = await world.post(verb, text.replace(from, to));
+      expect([verb, file, res.status, res.json]).toEqual([verb, file, 400, { Error: message }]);
+    }
+  });
+
   test('E5-1b lower-case keys (older clients) work the same', async () => {
     const pod = await world.pod({ name: 'bare-0' });
     const res = await world.post('filter', { pod, nodenames: ['a1', 'b1'] });
