@@ -181,6 +181,8 @@ function stringMapOfQuantities(value: unknown, what: string): Record<string, str
   for (const [key, v] of Object.entries(map)) {
     if (typeof v === 'string') out[key] = v;
     else if (typeof v === 'number' && Number.isFinite(v)) out[key] = String(v);
+    // Go's decoder stores a null as the zero quantity: the resource is still named
+    else if (v === null) out[key] = '0';
     else throw new WireError(`${what}["${key}"] must be a quantity`);
   }
   return out;

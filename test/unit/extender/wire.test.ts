@@ -374,3 +374,14 @@ test('preempt: a victim’s integers are read in the text too', () => {
     new WireError(`NodeNameToVictims["n"].Pods[0].metadata.generation must be an int64, not 2.0 ${FRACTION}`),
   );
 });
+
+test('a resource request of null is the zero quantity, as Go stores it: the resource is still named', () => {
+  const body = {
+    Pod: {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', resources: { requests: { r: null } } }] },
+    },
+    NodeNames: ['a'],
+  };
+  expect(decodeExtenderArgs(body).pod.spec?.containers[0]?.resources?.requests).toEqual({ r: '0' });
+});
