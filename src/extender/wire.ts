@@ -37,6 +37,9 @@ function asObject(value: unknown, what: string): Json {
   return value;
 }
 
+/** A list element that Go decodes into a struct: a null is the struct's zero value. */
+const element = (value: unknown, what: string): Json => (value === null ? {} : asObject(value, what));
+
 /** An optional object: absent or null is undefined. */
 function optionalObject(value: unknown, what: string): Json | undefined {
   return value === undefined || value === null ? undefined : asObject(value, what);
@@ -85,7 +88,7 @@ function decodePod(value: unknown, what: string, text?: Buffer): V1Pod {
   const uid = optionalString(meta.uid, `${what}.metadata.uid`);
   const owners = optionalList(meta.ownerReferences, `${what}.metadata.ownerReferences`).map((o, i) => {
     const where = `${what}.metadata.ownerReferences[${i}]`;
-    const owner = goStruct(asObject(o, where), OWNER);
+    const owner = goStruct(element(o, where), OWNER);
     return {
       apiVersion: optionalString(owner.apiVersion, `${where}.apiVersion`) ?? '',
       kind: optionalString(owner.kind, `${where}.kind`) ?? '',
@@ -96,7 +99,7 @@ function decodePod(value: unknown, what: string, text?: Buffer): V1Pod {
   const spec = goStruct(optionalObject(pod.spec, `${what}.spec`) ?? {}, POD_SPEC);
   const containers = optionalList(spec.containers, `${what}.spec.containers`).map((c, i) => {
     const where = `${what}.spec.containers[${i}]`;
-    const container = goStruct(asObject(c, where), CONTAINER);
+    const container = goStruct(element(c, where), CONTAINER);
     const resources = goStruct(optionalObject(container.resources, `${where}.resources`) ?? {}, RESOURCES);
     return {
       name: optionalString(container.name, `${where}.name`) ?? '',
@@ -199,7 +202,7 @@ function decodeNode(value: unknown, what: string, text?: Buffer): V1Node {
   const status = statusObject && goStruct(statusObject, NODE_STATUS);
   const addresses = optionalList(status?.addresses, `${what}.status.addresses`).map((a, i) => {
     const where = `${what}.status.addresses[${i}]`;
-    const address = goStruct(asObject(a, where), NODE_ADDRESS);
+    const address = goStruct(element(a, where), NODE_ADDRESS);
     return {
       type: optionalString(address.type, `${where}.type`) ?? '',
       address: optionalString(address.address, `${where}.address`) ?? '',
@@ -398,6 +401,7 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
     const where = `victims of ${node}`;
     const entry = asObject(v, where);
     const uids = optionalList(field(entry, 'Pods', 'nullable'), `${where}: Pods`).map((p, i) => {
+      // pointers to Go: galaxy read a null victim's UID through a nil pointer (a panic, a 500)
       const pod = asObject(p, `${where}: Pods[${i}]`);
       const meta = isMeta
         ? undefined

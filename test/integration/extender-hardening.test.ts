@@ -139,7 +139,7 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
     ],
     [
       'filter',
-      { Pod: { metadata: { name: 'p' }, spec: { containers: [null] } }, NodeNames: ['a1'] },
+      { Pod: { metadata: { name: 'p' }, spec: { containers: [5] } }, NodeNames: ['a1'] },
       'Pod.spec.containers[0] must be a JSON object',
     ],
     [
@@ -149,7 +149,7 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
     ],
     [
       'preempt',
-      { Pod: { metadata: { name: 'p' }, spec: { containers: [null] } }, NodeNameToMetaVictims: {} },
+      { Pod: { metadata: { name: 'p' }, spec: { containers: [5] } }, NodeNameToMetaVictims: {} },
       'Pod.spec.containers[0] must be a JSON object',
     ],
     [

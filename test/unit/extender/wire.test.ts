@@ -19,7 +19,7 @@ const decode = (body: unknown) => () => decodeExtenderArgs(body);
 test.each([
   [{ Pod: pod({ spec: { containers: 'x' } }), NodeNames: [] }, 'Pod.spec.containers must be a list'],
   [
-    { Pod: pod({ spec: { containers: [null] } }), NodeNames: [] },
+    { Pod: pod({ spec: { containers: ['c'] } }), NodeNames: [] },
     'Pod.spec.containers[0] must be a JSON object',
   ],
   [
@@ -384,4 +384,34 @@ test('a resource request of null is the zero quantity, as Go stores it: the reso
     NodeNames: ['a'],
   };
   expect(decodeExtenderArgs(body).pod.spec?.containers[0]?.resources?.requests).toEqual({ r: '0' });
+});
+
+test('a null where Go decodes a list element into a struct is that struct’s zero value, as galaxy read it', () => {
+  const body = {
+    Pod: {
+      metadata: { name: 'p', ownerReferences: [null] },
+      spec: { containers: [null, { name: 'c', resources: { limits: { r: '1' } } }] },
+    },
+    Nodes: { items: [{ metadata: { name: 'n' }, status: { addresses: [null] } }] },
+  };
+  const args = decodeExtenderArgs(body);
+  expect(JSON.parse(JSON.stringify(args.pod))).toEqual({
+    metadata: {
+      name: 'p',
+      namespace: '',
+      annotations: {},
+      ownerReferences: [{ apiVersion: '', kind: '', name: '', uid: '' }],
+    },
+    spec: {
+      containers: [
+        { name: '', resources: { requests: {}, limits: {} } },
+        { name: 'c', resources: { requests: {}, limits: { r: '1' } } },
+      ],
+    },
+  });
+  expect(args.nodes?.[0]?.status?.addresses).toEqual([{ type: '', address: '' }]);
+  // a victim is a pointer: galaxy read a null one's UID through nil (a 500); floatip refuses it
+  expect(() =>
+    decodePreemptionArgs({ Pod: pod(), NodeNameToMetaVictims: { n: { Pods: [null], NumPDBViolations: 0 } } }),
+  ).toThrow(new WireError('victims of n: Pods[0] must be a JSON object'));
 });
