@@ -57,11 +57,12 @@ function optionalString(value: unknown, what: string): string | undefined {
   return value;
 }
 
+/** A list of strings; a null element is "", as Go's decoder leaves a string it is given null for. */
 function optionalStringArray(value: unknown, what: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' && v !== null))
     throw new WireError(`${what} must be a list of strings`);
-  return value as string[];
+  return value.includes(null) ? value.map((v: string | null) => v ?? '') : (value as string[]);
 }
 
 /** A map of strings (labels, annotations): absent or null is empty. */

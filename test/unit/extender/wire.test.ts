@@ -415,3 +415,7 @@ test('a null where Go decodes a list element into a struct is that struct’s ze
     decodePreemptionArgs({ Pod: pod(), NodeNameToMetaVictims: { n: { Pods: [null], NumPDBViolations: 0 } } }),
   ).toThrow(new WireError('victims of n: Pods[0] must be a JSON object'));
 });
+
+test('a null node name is "", as Go leaves a string it is given null for', () => {
+  expect(decodeExtenderArgs({ Pod: pod(), NodeNames: [null, 'a'] }).nodeNames).toEqual(['', 'a']);
+});
