@@ -173,7 +173,7 @@ function check(value: unknown, shape: Shape, where: string): string | undefined 
       for (const key of Object.keys(value)) {
         const field = shape.fields.get(key) ?? shape.fields.get(goFolded(key));
         if (!field) continue;
-        const err = check(value[key], field, `${where}.${key}`);
+        const err = check(value[key], field, where === '' ? key : `${where}.${key}`);
         if (err) return err;
       }
       return undefined;

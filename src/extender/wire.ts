@@ -136,9 +136,26 @@ function fitsGoType(value: unknown, type: typeof POD_TYPE, what: string, text?: 
   const err = goTypeError(value, type, what) ?? (text && goFractionError(text.toString('utf8'), type, what));
   if (err) throw new WireError(err);
 }
+/** A request whose parts' own texts were not at hand: its whole text read for fractions. */
+function fitsGoIntegers(raw: Buffer, type: typeof POD_TYPE): void {
+  const err = goFractionError(raw.toString('utf8'), type, '');
+  if (err) throw new WireError(err);
+}
 const EXTENDER_ARGS = goTypes.struct({
   Pod: POD_TYPE,
   Nodes: goTypes.struct({ items: goTypes.list(NODE_TYPE) }),
+  NodeNames: goTypes.list(goTypes.string),
+});
+const BINDING_ARGS = goTypes.struct({
+  PodName: goTypes.string,
+  PodNamespace: goTypes.string,
+  PodUID: goTypes.string,
+  Node: goTypes.string,
+});
+/** ExtenderArgs above its Pod and Nodes, whose own fields are checked as each is decoded (once). */
+const EXTENDER_ARGS_SHALLOW = goTypes.struct({
+  Pod: goTypes.struct({}),
+  Nodes: goTypes.struct({ items: goTypes.list(goTypes.struct({})) }),
   NodeNames: goTypes.list(goTypes.string),
 });
 const PREEMPTION_ARGS = goTypes.struct({
@@ -153,11 +170,6 @@ const PREEMPTION_ARGS = goTypes.struct({
     }),
   ),
 });
-/** A request whose parts' own texts were not at hand: its whole text read for fractions. */
-function fitsGoIntegers(raw: Buffer, type: typeof POD_TYPE): void {
-  const err = goFractionError(raw.toString('utf8'), type, '');
-  if (err) throw new WireError(err);
-}
 
 // The fields of k8s.io/api's types that floatip reads, as Go holds them (a struct is a value: a
 // null leaves it as it was)
@@ -268,6 +280,7 @@ export function decodeExtenderArgs(
   let nodes: V1Node[] | undefined;
   let nodeSpans: (() => Span[]) | undefined;
   let nodeListType: string | undefined;
+  let cut: KnownNodes | undefined;
   if (nodesField !== undefined && nodesField !== null) {
     const list = asObject(nodesField, 'Nodes');
     const itemsKey = keyOf(list, 'items', 'nullable');
@@ -276,18 +289,19 @@ export function decodeExtenderArgs(
       throw new WireError('Nodes.items must be a list');
     // the reader cut the text at Nodes.items exactly; a later `nodes` or `Items` is what Go reads,
     // and it is whole in `body`
-    const cut = nodesKey === 'Nodes' && itemsKey === 'items' ? known : undefined;
-    if (cut && items?.length !== cut.spans.length) {
+    const cutAt = nodesKey === 'Nodes' && itemsKey === 'items' ? known : undefined;
+    cut = cutAt;
+    if (cutAt && items?.length !== cutAt.spans.length) {
       // the reader cut the text where JSON.parse's object has no such list: cannot happen for a text
       // JSON.parse accepts (both take a key's last value), so this is a bug, not the caller's mistake
       throw new Error('the request was read at other nodes than it has');
     }
     nodeListType = typeMetaOf(list);
-    nodes = cut
-      ? cut.spans.map((_, i) => cut.node(i))
+    nodes = cutAt
+      ? cutAt.spans.map((_, i) => cutAt.node(i))
       : ((items as unknown[] | null | undefined) ?? []).map((n, i) => decodeNode(n, `Nodes.items[${i}]`));
-    if (!cut && nodes.length > 0) readWhole = true;
-    if (cut) nodeSpans = () => cut.spans;
+    if (!cutAt && nodes.length > 0) readWhole = true;
+    if (cutAt) nodeSpans = () => cutAt.spans;
     else if (raw && Array.isArray(items)) {
       let found: Span[] | undefined;
       nodeSpans = () => (found ??= elementsAt(raw, [nodesKey!, itemsKey!])!);
@@ -296,6 +310,12 @@ export function decodeExtenderArgs(
   const nodeNames = optionalStringArray(field(args, 'NodeNames', 'nullable'), 'NodeNames');
   if (!nodes && !nodeNames)
     throw new WireError('the request names no nodes: neither Nodes nor NodeNames is set');
+  // every key naming a field must fit it, not only the one that wins; the Pod and Nodes were
+  // checked as each was decoded (the nodes the reader cut hold placeholders here)
+  const top = known ? { ...args, Nodes: { ...(args.Nodes as Json), items: null } } : args;
+  fitsGoType(top, EXTENDER_ARGS_SHALLOW, '');
+  // Go decoded the nodes the reader cut at Nodes.items even where a later key won (`nodes`)
+  if (known && !cut) known.spans.forEach((_, i) => known.node(i));
   if (readWhole && raw) fitsGoIntegers(raw, EXTENDER_ARGS);
   return {
     pod,
@@ -330,6 +350,8 @@ export interface BindingArgs {
 
 export function decodeBindingArgs(body: unknown): BindingArgs {
   const args = asObject(body, 'the request body');
+  // every key naming a field must fit it, not only the one that wins
+  fitsGoType(args, BINDING_ARGS, '');
   const text = (name: string, required: boolean): string => {
     const value = field(args, name, 'value');
     if (value === undefined || value === null) {
@@ -386,19 +408,11 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
   };
   const meta = given('NodeNameToMetaVictims');
   const full = given('NodeNameToVictims');
-  // Go decodes both maps whichever it then uses: every full victim is a Pod to it
-  for (const [node, v] of Object.entries(full ?? {})) {
-    const entry = optionalObject(v, `victims of ${node}`);
-    const pods = optionalList(entry && field(entry, 'Pods', 'nullable'), `victims of ${node}: Pods`);
-    pods.forEach((p, i) => fitsGoType(p, POD_TYPE, `victims of ${node}: Pods[${i}]`));
-  }
   const fullCount = full ? Object.keys(full).length : 0;
   // galaxy builds the meta map from the full one only when the meta map is empty and the full is not
   const isMeta = meta !== undefined && (Object.keys(meta).length > 0 || fullCount === 0);
   const source = isMeta ? meta : fullCount > 0 ? full : undefined;
-  if (raw) fitsGoIntegers(raw, PREEMPTION_ARGS);
-  if (source === undefined) return { pod, victims: null };
-  for (const [node, v] of Object.entries(source)) {
+  for (const [node, v] of Object.entries(source ?? {})) {
     const where = `victims of ${node}`;
     const entry = asObject(v, where);
     const uids = optionalList(field(entry, 'Pods', 'nullable'), `${where}: Pods`).map((p, i) => {
@@ -415,7 +429,9 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
       throw new WireError(`${where}: NumPDBViolations must be an integer`);
     victims.set(node, { pods: uids, numPDBViolations: pdb });
   }
-  return { pod, victims };
+  // Go decoded the whole message, both maps whichever galaxy then used: every field must fit
+  fitsGoType(args, PREEMPTION_ARGS, '', raw);
+  return { pod, victims: source === undefined ? null : victims };
 }
 
 // ---- answers, with the scheduler's capitalised keys

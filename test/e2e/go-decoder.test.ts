@@ -13,7 +13,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { FullNodeReader } from '../../src/extender/full-nodes.js';
-import { WireError, decodeExtenderArgs, decodeRequestNode } from '../../src/extender/wire.js';
+import {
+  WireError,
+  decodeBindingArgs,
+  decodeExtenderArgs,
+  decodePreemptionArgs,
+  decodeRequestNode,
+} from '../../src/extender/wire.js';
 import { KUBE_SCRIPTS, kubeHome } from './cluster.js';
 
 const run = promisify(execFile);
@@ -65,13 +71,6 @@ beforeAll(async () => {
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
-
-const BASES = [
-  'filter.nodes.json',
-  'filter.nodenames.json',
-  'prioritize.nodes.json',
-  'filter.after-preempt.json',
-].map((name) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, unknown>);
 
 /** What a value is replaced by: JSON texts, spliced in as written (so `1.0` stays `1.0`). */
 const VALUES = [
@@ -129,15 +128,63 @@ function paths(value: unknown, path: Path = [], out: Path[] = []): Path[] {
   return out;
 }
 
-/** Paths whose replacement floatip refuses for its own reasons: a Pod or Node without a name, no nodes. */
-const own = (p: Path): boolean => {
-  const tail = p[0] === 'Pod' ? p.slice(1) : p[0] === 'Nodes' && p[1] === 'items' ? p.slice(3) : undefined;
-  if (p.length <= 1 || (p[0] === 'Nodes' && p.length <= 3)) return true;
-  return (
-    tail !== undefined &&
-    (tail.length === 0 ||
-      (tail[0] === 'metadata' && tail.length <= 2 && (tail.length === 1 || tail[1] === 'name')))
-  );
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, unknown>;
+
+/** Within a Pod or Node at `p`'s start: its own path, its metadata, or its name (a Pod or Node without a name). */
+const nameless = (p: Path): boolean =>
+  p.length === 0 || (p[0] === 'metadata' && (p.length === 1 || (p.length === 2 && p[1] === 'name')));
+
+interface Message {
+  /** go-decode's argument. */
+  readonly go: string;
+  readonly bases: Record<string, unknown>[];
+  /** Paths whose replacement floatip refuses for its own reasons, which Go's decoding does not see. */
+  readonly own: (p: Path) => boolean;
+  /** floatip's decoder, as its server runs it on the text. */
+  readonly read: (text: string) => void;
+}
+
+const reader = new FullNodeReader(decodeRequestNode);
+const MESSAGES: Record<string, Message> = {
+  'filter and prioritize': {
+    go: 'args',
+    bases: [
+      'filter.nodes.json',
+      'filter.nodenames.json',
+      'prioritize.nodes.json',
+      'filter.after-preempt.json',
+    ].map(fixture),
+    // a request with no nodes, a Pod or Node without a name
+    own: (p) =>
+      p.length <= 1 ||
+      (p[0] === 'Pod' && nameless(p.slice(1))) ||
+      (p[0] === 'Nodes' && (p.length <= 2 || (p[1] === 'items' && nameless(p.slice(3))))),
+    read: (text) => {
+      const raw = Buffer.from(text);
+      const read = reader.read(raw);
+      decodeExtenderArgs(read.body, raw, read.known, read.podText);
+    },
+  },
+  preempt: {
+    go: 'preemption',
+    bases: ['preempt.victims.json', 'preempt.metavictims.json'].map(fixture),
+    // a Pod without a name; a null victims entry or victim, which galaxy read through a nil pointer
+    // (a panic, its 500) and floatip refuses
+    own: (p) =>
+      p.length <= 1 ||
+      (p[0] === 'Pod' && nameless(p.slice(1))) ||
+      p.length === 2 ||
+      ((p.length === 3 || p.length === 4) && p[2] === 'Pods'),
+    read: (text) => decodePreemptionArgs(JSON.parse(text), Buffer.from(text)),
+  },
+  bind: {
+    go: 'binding',
+    bases: [fixture('bind.json')],
+    // a bind with no pod name or node
+    own: (p) => p.length === 0 || p[0] === 'PodName' || p[0] === 'Node',
+    read: (text) => decodeBindingArgs(JSON.parse(text)),
+  },
 };
 
 const mutation = fc.record({
@@ -145,39 +192,41 @@ const mutation = fc.record({
   value: fc.constantFrom(...VALUES),
   key: fc.constantFrom('same', 'same', 'upper', 'unknown'),
 });
-const requests = fc
-  .record({ base: fc.nat(BASES.length - 1), mutations: fc.array(mutation, { minLength: 1, maxLength: 3 }) })
-  .map(({ base, mutations }) => {
-    const request = structuredClone(BASES[base]!);
-    const choices = paths(request).filter((p) => !own(p));
-    const marks: [string, string][] = [];
-    mutations.forEach(({ at, value, key }, i) => {
-      const path = choices[at % choices.length]!;
-      let parent: unknown = request;
-      for (const part of path.slice(0, -1))
-        parent = (parent as Record<string | number, unknown> | undefined)?.[part];
-      if (typeof parent !== 'object' || parent === null) return;
-      const last = path[path.length - 1]!;
-      const mark = `floatip-mark-${i}`;
-      marks.push([mark, value]);
-      const name =
-        Array.isArray(parent) || key === 'same'
-          ? last
-          : key === 'upper'
-            ? String(last).toUpperCase()
-            : 'unknownField';
-      (parent as Record<string | number, unknown>)[name] = mark;
+const requests = (message: Message) =>
+  fc
+    .record({
+      base: fc.nat(message.bases.length - 1),
+      mutations: fc.array(mutation, { minLength: 1, maxLength: 3 }),
+    })
+    .map(({ base, mutations }) => {
+      const request = structuredClone(message.bases[base]!);
+      const choices = paths(request).filter((p) => !message.own(p));
+      const marks: [string, string][] = [];
+      mutations.forEach(({ at, value, key }, i) => {
+        const path = choices[at % choices.length]!;
+        let parent: unknown = request;
+        for (const part of path.slice(0, -1))
+          parent = (parent as Record<string | number, unknown> | undefined)?.[part];
+        if (typeof parent !== 'object' || parent === null) return;
+        const last = path[path.length - 1]!;
+        const mark = `floatip-mark-${i}`;
+        marks.push([mark, value]);
+        const name =
+          Array.isArray(parent) || key === 'same'
+            ? last
+            : key === 'upper'
+              ? String(last).toUpperCase()
+              : 'unknownField';
+        (parent as Record<string | number, unknown>)[name] = mark;
+      });
+      let text = JSON.stringify(request);
+      for (const [mark, value] of marks) text = text.replace(JSON.stringify(mark), value);
+      return text;
     });
-    let text = JSON.stringify(request);
-    for (const [mark, value] of marks) text = text.replace(JSON.stringify(mark), value);
-    return text;
-  });
 
-function floatipReads(reader: FullNodeReader, text: string): string {
+function floatipSays(message: Message, text: string): string {
   try {
-    const raw = Buffer.from(text);
-    const read = reader.read(raw);
-    decodeExtenderArgs(read.body, raw, read.known, read.podText);
+    message.read(text);
     return 'ok';
   } catch (err) {
     if (err instanceof WireError || err instanceof SyntaxError) return err.message;
@@ -185,25 +234,27 @@ function floatipReads(reader: FullNodeReader, text: string): string {
   }
 }
 
-test(`E2E-D1 floatip refuses exactly the requests Go's decoder refused (${CASES} mutated kube-scheduler requests, seed ${SEED})`, () => {
-  const texts = fc.sample(requests, { seed: SEED, numRuns: CASES });
-  const go = spawnSync(decoder, { input: `${texts.join('\n')}\n`, maxBuffer: 1 << 28 });
-  expect(go.status).toBe(0);
-  const goSays = go.stdout
-    .toString()
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as string);
-  expect(goSays).toHaveLength(texts.length);
-  const reader = new FullNodeReader(decodeRequestNode);
-  const differ = texts
-    .map((text, i) => ({ text, go: goSays[i]!, floatip: floatipReads(reader, text) }))
-    .filter((c) => (c.go === 'ok') !== (c.floatip === 'ok'));
-  // Go refused some and read others: the comparison means something
-  const refused = goSays.filter((s) => s !== 'ok').length;
-  expect(refused).toBeGreaterThan(CASES / 20);
-  expect(refused).toBeLessThan(CASES - CASES / 20);
-  expect(
-    differ.slice(0, 5).map((c) => `go: ${c.go}\nfloatip: ${c.floatip}\n${c.text.slice(0, 2000)}`),
-  ).toEqual([]);
-});
+test.each(Object.entries(MESSAGES))(
+  `E2E-D1 %s: floatip refuses exactly the requests Go's decoder refused (${CASES} mutated kube-scheduler requests, seed ${SEED})`,
+  (_, message) => {
+    const texts = fc.sample(requests(message), { seed: SEED, numRuns: CASES });
+    const go = spawnSync(decoder, [message.go], { input: `${texts.join('\n')}\n`, maxBuffer: 1 << 28 });
+    expect(go.status).toBe(0);
+    const goSays = go.stdout
+      .toString()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as string);
+    expect(goSays).toHaveLength(texts.length);
+    const differ = texts
+      .map((text, i) => ({ text, go: goSays[i]!, floatip: floatipSays(message, text) }))
+      .filter((c) => (c.go === 'ok') !== (c.floatip === 'ok'));
+    // Go refused some and read others: the comparison means something
+    const refused = goSays.filter((s) => s !== 'ok').length;
+    expect(refused).toBeGreaterThan(CASES / 20);
+    expect(refused).toBeLessThan(CASES - CASES / 20);
+    expect(
+      differ.slice(0, 5).map((c) => `go: ${c.go}\nfloatip: ${c.floatip}\n${c.text.slice(0, 2000)}`),
+    ).toEqual([]);
+  },
+);

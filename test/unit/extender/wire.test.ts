@@ -325,7 +325,7 @@ test('full Nodes and preempt’s victims are held to the same types', () => {
       NodeNameToMetaVictims: { n: { Pods: [{ UID: 'u1' }] } },
       NodeNameToVictims: { n: { Pods: [victim] } },
     }),
-  ).toThrow(new WireError('victims of n: Pods[0].spec.priority must be an int32'));
+  ).toThrow(new WireError(`NodeNameToVictims["n"].Pods[0].spec.priority must be an int32`));
 });
 
 // JSON.parse reads 1.0 as 1; Go's decoder refuses it for an integer field: the text is read for them
@@ -418,4 +418,19 @@ test('a null where Go decodes a list element into a struct is that struct’s ze
 
 test('a null node name is "", as Go leaves a string it is given null for', () => {
   expect(decodeExtenderArgs({ Pod: pod(), NodeNames: [null, 'a'] }).nodeNames).toEqual(['', 'a']);
+});
+
+test('every key naming a field must fit it, not only the last one, which wins (Go decodes each in turn)', () => {
+  expect(() =>
+    decodeBindingArgs({ PodName: 'p', podUID: 5, PodUID: 'u', PodNamespace: 'ns1', Node: 'n' }),
+  ).toThrow(new WireError('podUID must be a string'));
+  expect(decode({ Pod: pod(), nodeNames: 'a', NodeNames: ['a'] })).toThrow(
+    new WireError('nodeNames must be a list'),
+  );
+  expect(decode({ pod: [], Pod: pod(), NodeNames: ['a'] })).toThrow(
+    new WireError('pod must be a JSON object'),
+  );
+  expect(() =>
+    decodePreemptionArgs({ Pod: pod(), nodeNameToMetaVictims: [], NodeNameToMetaVictims: {} }),
+  ).toThrow(new WireError('nodeNameToMetaVictims must be a JSON object'));
 });
