@@ -3,7 +3,7 @@
 // (churn-faults.ts); then, once the faults stop and a resync interval has passed, the invariants:
 // no address twice, none leaked or lost, every pod in its node's subnet, floatip's REST view and
 // metrics equal to the objects, and every pod created during the run bound or deleted.
-import { CoreV1Api, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, makeInformer, type V1Pod } from '@kubernetes/client-node';
 import {
   BLACKHOLE_MS,
   FAULT_KINDS,
@@ -13,6 +13,7 @@ import {
   type FaultRecord,
 } from './churn-faults.js';
 import { DuplicateWatch } from './churn-duplicates.js';
+import { sortUnbound } from './churn-unbound.js';
 import { Operator, type OperatorFigures } from './churn-operator.js';
 import { catalogue, CHURN_POOL, CHURN_POOL_SIZE, WorkloadDriver, type Workload } from './churn-workloads.js';
 import { clusterKubeConfig, controlComponent } from './cluster.js';
@@ -63,7 +64,12 @@ export interface ChurnFigures {
   runMs: number;
   invariants: Record<Invariant | 'stuck', number>;
   problems: string[];
-  /** Silent watches floatip gave up on after a blackhole, and the longest it took (from its start). */
+  /**
+   * Pods refused for their Deployment's limit, which pods of a deleted ReplicaSet of that
+   * Deployment's name fill because kube-controller-manager has not collected them: not stuck by
+   * floatip (galaxy's rule counts them), said apart.
+   */
+  behindUncollected: string[];
   /**
    * After each blackhole, within the bound: watches a replica gave up on as silent (and when, at
    * the latest), and catch-ups of a replica that took the Lease (each ends every watch it has, silent
@@ -125,14 +131,16 @@ class PodLedger {
    * scheduler's last word on each, and pods whose graceful deletion has not been finished for more
    * than `lingerMs` (the fake kubelet's part; such a pod keeps its address, and its app's limit).
    */
-  async unsettled(namespace: string, lingerMs: number): Promise<{ unbound: string[]; lingering: string[] }> {
-    const pods = await clusterKubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace });
-    const unbound = pods.items
-      .filter((p) => !p.spec?.nodeName)
-      .map((p) => {
-        const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
-        return `${p.metadata?.name} (PodScheduled ${scheduled?.status ?? 'unset'}${scheduled?.message ? `: ${scheduled.message}` : ''})`;
-      });
+  async unsettled(
+    namespace: string,
+    lingerMs: number,
+  ): Promise<{ unbound: string[]; lingering: string[]; behindUncollected: string[] }> {
+    const kc = clusterKubeConfig();
+    const [pods, replicaSets] = await Promise.all([
+      kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace }),
+      kc.makeApiClient(AppsV1Api).listNamespacedReplicaSet({ namespace }),
+    ]);
+    const { unbound, behindUncollected } = sortUnbound(pods.items, replicaSets.items);
     const now = Date.now();
     const lingering = pods.items
       .filter((p) => p.metadata?.deletionTimestamp && now - p.metadata.deletionTimestamp.getTime() > lingerMs)
@@ -140,7 +148,7 @@ class PodLedger {
         (p) =>
           `pod ${p.metadata?.name} has been terminating for ${((now - p.metadata!.deletionTimestamp!.getTime()) / 1000).toFixed(0)} s: its deletion was not finished`,
       );
-    return { unbound, lingering };
+    return { unbound, lingering, behindUncollected };
   }
 
   async stop(): Promise<void> {
@@ -313,6 +321,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
       ...settled.lingering,
       ...(operator?.figures.problems ?? []),
     ],
+    behindUncollected: settled.behindUncollected,
     silentWatches: silent,
     floatipRestarts: replicas.restarts,
     schedulerExits: exitsSince(exitsBefore),
@@ -328,7 +337,7 @@ async function settle(
   plan: ChurnPlan,
   replicas: Replicas,
   ledger: PodLedger,
-): Promise<{ consistency: Consistency; stuck: string[]; lingering: string[] }> {
+): Promise<{ consistency: Consistency; stuck: string[]; lingering: string[]; behindUncollected: string[] }> {
   const deadline = Date.now() + 45_000;
   for (;;) {
     // kube-scheduler may have exited for a corrupted cache after the last fault's restart (its
@@ -340,9 +349,13 @@ async function settle(
       consistencyProblems({ floatip: leader, config: SUITE_CONFIG, policies: true }),
       ledger.unsettled(plan.namespace, 30_000),
     ]);
-    const { unbound: stuck, lingering } = pods;
-    const quiet = consistency.problems.length === 0 && stuck.length === 0 && lingering.length === 0;
-    if (quiet || Date.now() > deadline) return { consistency, stuck, lingering };
+    const { unbound: stuck, lingering, behindUncollected } = pods;
+    const quiet =
+      consistency.problems.length === 0 &&
+      stuck.length === 0 &&
+      lingering.length === 0 &&
+      behindUncollected.length === 0;
+    if (quiet || Date.now() > deadline) return { consistency, stuck, lingering, behindUncollected };
     await sleep(1000);
   }
 }
@@ -399,6 +412,11 @@ export function describeFigures(f: ChurnFigures): string {
     `faults: ${faults}; floatip replicas restarted ${f.floatipRestarts}; kube-scheduler exits for a corrupted cache ${f.schedulerExits.total} (${f.schedulerExits.onRelist} as its pod relist was applied: kubernetes PR 141255)`,
     `pods ${f.pods}`,
     `invariants: ${inv}`,
+    ...(f.behindUncollected.length > 0
+      ? [
+          `waiting for their app's limit behind pods kube-controller-manager did not collect: ${f.behindUncollected.join('; ')}`,
+        ]
+      : []),
     `silent watches given up on after blackholes: ${f.silentWatches.noticed}, catch-ups of a new leader: ${f.silentWatches.caughtUp}; silence noticed at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
     ...(f.operator
       ? [

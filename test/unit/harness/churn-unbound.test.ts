@@ -1,0 +1,47 @@
+// The churn's sorting of the pods left unbound at its end (test/e2e/churn-unbound.ts): only a pod
+// refused for its Deployment's limit while pods of a deleted ReplicaSet of that name linger is
+// said apart from the stuck ones.
+import type { V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import { sortUnbound } from '../../e2e/churn-unbound.js';
+
+const LIMIT = 'deployment d-immutable-1 has allocated 3 ips with replicas of 3, wait for releasing';
+const pod = (name: string, set: { name: string; uid: string }, extra: Partial<V1Pod> = {}): V1Pod => ({
+  metadata: {
+    name,
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', controller: true, ...set }],
+    ...extra.metadata,
+  },
+  spec: { containers: [], ...extra.spec },
+  status: extra.status,
+});
+const refused = (name: string, set: { name: string; uid: string }, message = LIMIT) =>
+  pod(name, set, { status: { conditions: [{ type: 'PodScheduled', status: 'False', message }] } });
+const OLD = { name: 'd-immutable-1-84465785c', uid: 'old' };
+const NEW = { name: 'd-immutable-1-fc7d7bb7c', uid: 'new' };
+const sets = (...live: { name: string; uid: string }[]): V1ReplicaSet[] =>
+  live.map((s) => ({ metadata: { name: s.name, uid: s.uid } }));
+const bound = (name: string, set: { name: string; uid: string }) =>
+  pod(name, set, { spec: { containers: [], nodeName: 'n1' } });
+
+test('refused for its limit while a deleted ReplicaSet’s pods of that Deployment linger: said apart', () => {
+  const sorted = sortUnbound([bound('old-a', OLD), bound('new-a', NEW), refused('new-b', NEW)], sets(NEW));
+  expect(sorted.unbound).toEqual([]);
+  expect(sorted.behindUncollected).toEqual([
+    `new-b (PodScheduled False: ${LIMIT}), behind old-a, of a deleted ReplicaSet kube-controller-manager has not collected`,
+  ]);
+});
+
+test('the same refusal with every ReplicaSet alive, or another reason, or only terminating leftovers: stuck', () => {
+  expect(sortUnbound([bound('old-a', OLD), refused('new-b', NEW)], sets(OLD, NEW)).unbound).toHaveLength(1);
+  expect(
+    sortUnbound([bound('old-a', OLD), refused('new-b', NEW, 'no node has room')], sets(NEW)).unbound,
+  ).toHaveLength(1);
+  const terminating = pod('old-a', OLD, {
+    metadata: { name: 'old-a', deletionTimestamp: new Date() },
+    spec: { containers: [], nodeName: 'n1' },
+  });
+  expect(sortUnbound([terminating, refused('new-b', NEW)], sets(NEW)).unbound).toHaveLength(1);
+  // another Deployment's leftovers (d-immutable-10) do not count for d-immutable-1
+  const other = bound('x', { name: 'd-immutable-10-5d9f', uid: 'gone' });
+  expect(sortUnbound([other, refused('new-b', NEW)], sets(NEW)).unbound).toHaveLength(1);
+});
