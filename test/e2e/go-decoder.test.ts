@@ -41,6 +41,10 @@ beforeAll(async () => {
       maxBuffer: 1 << 26,
     });
   }
+  if (!existsSync(join(tree, 'vendor/k8s.io/api/core/v1')))
+    throw new Error(
+      `no Kubernetes v1.20.2 source tree at ${tree} (ensure.sh --prune removes it): run test/e2e/kube/ensure.sh without --prune`,
+    );
   work = mkdtempSync(join(tmpdir(), 'floatip-go-decode-'));
   decoder = join(work, 'go-decode');
   // inside the tree, so that GOPATH mode finds k8s.io/api in its vendor directory; removed after
