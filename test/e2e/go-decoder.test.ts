@@ -43,7 +43,7 @@ beforeAll(async () => {
   }
   if (!existsSync(join(tree, 'vendor/k8s.io/api/core/v1')))
     throw new Error(
-      `no Kubernetes v1.20.2 source tree at ${tree} (ensure.sh --prune removes it): run test/e2e/kube/ensure.sh without --prune`,
+      `no Kubernetes v1.20.2 source tree at ${tree}: ensure.sh --prune removed it, and ensure.sh fetches it only to build; remove ${join(kubeHome(), 'bin')} and run test/e2e/kube/ensure.sh (about 6 minutes)`,
     );
   work = mkdtempSync(join(tmpdir(), 'floatip-go-decode-'));
   decoder = join(work, 'go-decode');
