@@ -1,11 +1,13 @@
-// floatip's extender decoder against the decoder galaxy ran: Go's encoding/json into kube-scheduler's
-// ExtenderArgs with k8s.io/api v1.20.2 (go-decode/main.go), built with Debian's Go 1.19 inside the
-// Kubernetes source tree the v1.20.2 control plane is built from. kube-scheduler's own captured
+// floatip's extender decoders against the decoder galaxy ran: Go's encoding/json into kube-scheduler's
+// ExtenderArgs, ExtenderPreemptionArgs and ExtenderBindingArgs with k8s.io/api v1.20.2
+// (go-decode/main.go), built with Debian's Go 1.19 inside the Kubernetes source tree the v1.20.2
+// control plane is built from. kube-scheduler's own captured
 // requests, each with one to three values replaced by a value of another type or form (a string for
 // an int, `1.0`, a quantity or time in another syntax, a null, a key in upper case, an unknown key),
 // are read by both: every request Go refuses floatip must refuse (galaxy answered it 500), and every
-// one Go reads floatip must read. floatip's own refusal of a Pod or Node without a name is left out
-// by never replacing a Pod, a Node, their metadata or names.
+// one Go reads floatip must read. floatip's own refusals (a Pod or Node without a name, a request
+// with no nodes, a bind with no pod or node, a null victim, which galaxy read through a nil pointer)
+// are left out by never replacing those values (each message's `own`).
 import { execFile, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
