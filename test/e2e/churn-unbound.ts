@@ -1,17 +1,29 @@
 // The churn's reading of the pods left unbound at its end: stuck (floatip should have placed them),
-// or waiting for their Deployment's limit behind pods of a deleted ReplicaSet of that Deployment's
-// name that kube-controller-manager's garbage collector has not collected (galaxy's rule counts an
+// or waiting for their Deployment's limit behind pods of a deleted ReplicaSet, or of a ReplicaSet
+// of a deleted Deployment, of that Deployment's name, that kube-controller-manager's garbage
+// collector has not collected (galaxy's rule counts an
 // app by its name, so those pods fill the limit until they go; floatip's refusal is right). Seen
 // twice, each time after a kube-apiserver restart broke the collector's discovery (soaks of
 // 2026-12-05, seeds 9805 and 20347).
-import type { V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import type { V1Deployment, V1ObjectMeta, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
 
 export function sortUnbound(
   pods: readonly V1Pod[],
   replicaSets: readonly V1ReplicaSet[],
+  deployments: readonly V1Deployment[],
 ): { unbound: string[]; behindUncollected: string[] } {
-  const liveSets = new Set(replicaSets.map((r) => r.metadata?.uid));
-  const controller = (p: V1Pod) => p.metadata?.ownerReferences?.find((o) => o.controller);
+  const controller = (o: { metadata?: V1ObjectMeta }) =>
+    o.metadata?.ownerReferences?.find((r) => r.controller);
+  const liveDeployments = new Set(deployments.map((d) => d.metadata?.uid));
+  // a ReplicaSet lives while it exists and its Deployment does (the collector deletes it with it)
+  const liveSets = new Set(
+    replicaSets
+      .filter((r) => {
+        const owner = controller(r);
+        return owner?.kind !== 'Deployment' || liveDeployments.has(owner.uid);
+      })
+      .map((r) => r.metadata?.uid),
+  );
   const uncollected = pods.filter((p) => {
     const owner = controller(p);
     return owner?.kind === 'ReplicaSet' && !liveSets.has(owner.uid) && !p.metadata?.deletionTimestamp;
@@ -28,7 +40,7 @@ export function sortUnbound(
     if (holders.length === 0) unbound.push(said);
     else
       behindUncollected.push(
-        `${said}, behind ${holders.map((h) => h.metadata?.name).join(', ')}, of a deleted ReplicaSet kube-controller-manager has not collected`,
+        `${said}, behind ${holders.map((h) => h.metadata?.name).join(', ')}, of a deleted ReplicaSet or Deployment that kube-controller-manager has not collected`,
       );
   }
   return { unbound, behindUncollected };

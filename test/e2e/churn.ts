@@ -136,11 +136,13 @@ class PodLedger {
     lingerMs: number,
   ): Promise<{ unbound: string[]; lingering: string[]; behindUncollected: string[] }> {
     const kc = clusterKubeConfig();
-    const [pods, replicaSets] = await Promise.all([
+    const apps = kc.makeApiClient(AppsV1Api);
+    const [pods, replicaSets, deployments] = await Promise.all([
       kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace }),
-      kc.makeApiClient(AppsV1Api).listNamespacedReplicaSet({ namespace }),
+      apps.listNamespacedReplicaSet({ namespace }),
+      apps.listNamespacedDeployment({ namespace }),
     ]);
-    const { unbound, behindUncollected } = sortUnbound(pods.items, replicaSets.items);
+    const { unbound, behindUncollected } = sortUnbound(pods.items, replicaSets.items, deployments.items);
     const now = Date.now();
     const lingering = pods.items
       .filter((p) => p.metadata?.deletionTimestamp && now - p.metadata.deletionTimestamp.getTime() > lingerMs)

@@ -1,7 +1,7 @@
 // The churn's sorting of the pods left unbound at its end (test/e2e/churn-unbound.ts): only a pod
 // refused for its Deployment's limit while pods of a deleted ReplicaSet of that name linger is
 // said apart from the stuck ones.
-import type { V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import type { V1Deployment, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
 import { sortUnbound } from '../../e2e/churn-unbound.js';
 
 const LIMIT = 'deployment d-immutable-1 has allocated 3 ips with replicas of 3, wait for releasing';
@@ -24,24 +24,54 @@ const bound = (name: string, set: { name: string; uid: string }) =>
   pod(name, set, { spec: { containers: [], nodeName: 'n1' } });
 
 test('refused for its limit while a deleted ReplicaSet’s pods of that Deployment linger: said apart', () => {
-  const sorted = sortUnbound([bound('old-a', OLD), bound('new-a', NEW), refused('new-b', NEW)], sets(NEW));
+  const sorted = sortUnbound(
+    [bound('old-a', OLD), bound('new-a', NEW), refused('new-b', NEW)],
+    sets(NEW),
+    [],
+  );
   expect(sorted.unbound).toEqual([]);
   expect(sorted.behindUncollected).toEqual([
-    `new-b (PodScheduled False: ${LIMIT}), behind old-a, of a deleted ReplicaSet kube-controller-manager has not collected`,
+    `new-b (PodScheduled False: ${LIMIT}), behind old-a, of a deleted ReplicaSet or Deployment that kube-controller-manager has not collected`,
   ]);
 });
 
 test('the same refusal with every ReplicaSet alive, or another reason, or only terminating leftovers: stuck', () => {
-  expect(sortUnbound([bound('old-a', OLD), refused('new-b', NEW)], sets(OLD, NEW)).unbound).toHaveLength(1);
+  expect(sortUnbound([bound('old-a', OLD), refused('new-b', NEW)], sets(OLD, NEW), []).unbound).toHaveLength(
+    1,
+  );
   expect(
-    sortUnbound([bound('old-a', OLD), refused('new-b', NEW, 'no node has room')], sets(NEW)).unbound,
+    sortUnbound([bound('old-a', OLD), refused('new-b', NEW, 'no node has room')], sets(NEW), []).unbound,
   ).toHaveLength(1);
   const terminating = pod('old-a', OLD, {
     metadata: { name: 'old-a', deletionTimestamp: new Date() },
     spec: { containers: [], nodeName: 'n1' },
   });
-  expect(sortUnbound([terminating, refused('new-b', NEW)], sets(NEW)).unbound).toHaveLength(1);
+  expect(sortUnbound([terminating, refused('new-b', NEW)], sets(NEW), []).unbound).toHaveLength(1);
   // another Deployment's leftovers (d-immutable-10) do not count for d-immutable-1
   const other = bound('x', { name: 'd-immutable-10-5d9f', uid: 'gone' });
-  expect(sortUnbound([other, refused('new-b', NEW)], sets(NEW)).unbound).toHaveLength(1);
+  expect(sortUnbound([other, refused('new-b', NEW)], sets(NEW), []).unbound).toHaveLength(1);
+});
+
+test('a ReplicaSet that still exists but whose Deployment was deleted (and re-created) holds uncollected pods too', () => {
+  const owned = (set: { name: string; uid: string }, deployment: string): V1ReplicaSet => ({
+    metadata: {
+      name: set.name,
+      uid: set.uid,
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: 'd-immutable-1',
+          uid: deployment,
+          controller: true,
+        },
+      ],
+    },
+  });
+  const live: V1Deployment[] = [{ metadata: { name: 'd-immutable-1', uid: 'd2' } }];
+  const pods = [bound('old-a', OLD), refused('new-b', NEW)];
+  // the old ReplicaSet belongs to the deleted incarnation d1: its pod waits for the collector
+  expect(sortUnbound(pods, [owned(OLD, 'd1'), owned(NEW, 'd2')], live).behindUncollected).toHaveLength(1);
+  // both belong to the Deployment that exists: a rollout, and a pod left unbound there is stuck
+  expect(sortUnbound(pods, [owned(OLD, 'd2'), owned(NEW, 'd2')], live).unbound).toHaveLength(1);
 });
