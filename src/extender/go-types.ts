@@ -11,11 +11,12 @@
 import * as models from '@kubernetes/client-node';
 import { type JsonPath, goFolded, numbersWithFraction } from '../ipam/index.js';
 
-type Shape =
+/** A Go type as its decoder reads JSON into it. */
+export type GoType =
   | { readonly kind: 'string' | 'bool' | 'number' | 'quantity' | 'time' | 'intOrString' | 'any' }
   | { readonly kind: 'int'; readonly bits: 32 | 64 }
-  | { readonly kind: 'list' | 'map'; readonly of: Shape }
-  | { readonly kind: 'struct'; readonly name: string; readonly fields: Map<string, Shape> };
+  | { readonly kind: 'list' | 'map'; readonly of: GoType }
+  | { readonly kind: 'struct'; readonly fields: Map<string, GoType> };
 
 interface Attribute {
   readonly baseName: string;
@@ -41,7 +42,7 @@ const QUANTITIES = new Set([
   'V1ResourceFieldSelector.divisor',
 ]);
 
-const SCALARS: Record<string, Shape> = {
+const SCALARS: Record<string, GoType> = {
   string: { kind: 'string' },
   boolean: { kind: 'bool' },
   Date: { kind: 'time' },
@@ -49,12 +50,12 @@ const SCALARS: Record<string, Shape> = {
   any: { kind: 'any' },
   object: { kind: 'any' },
 };
-const ANY: Shape = { kind: 'any' };
-const QUANTITY: Shape = { kind: 'quantity' };
+const ANY: GoType = { kind: 'any' };
+const QUANTITY: GoType = { kind: 'quantity' };
 
-const structs = new Map<string, Shape>();
+const structs = new Map<string, GoType>();
 
-function shapeOf(type: string, format: string, quantity: boolean): Shape {
+function shapeOf(type: string, format: string, quantity: boolean): GoType {
   const list = /^Array<(.+)>$/.exec(type);
   if (list) return { kind: 'list', of: shapeOf(list[1]!, format, quantity) };
   const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
@@ -68,13 +69,13 @@ function shapeOf(type: string, format: string, quantity: boolean): Shape {
 }
 
 /** A model as a struct, built once (the field maps refer to it before it is filled: types recurse). */
-function structOf(name: string): Shape | undefined {
+function structOf(name: string): GoType | undefined {
   const known = structs.get(name);
   if (known) return known;
   const attributes = modelTable[name]?.getAttributeTypeMap?.();
   if (!attributes) return undefined;
-  const fields = new Map<string, Shape>();
-  const shape: Shape = { kind: 'struct', name, fields };
+  const fields = new Map<string, GoType>();
+  const shape: GoType = { kind: 'struct', fields };
   structs.set(name, shape);
   for (const a of attributes) {
     const field = shapeOf(a.type, a.format, QUANTITIES.has(`${name}.${a.baseName}`));
@@ -85,12 +86,11 @@ function structOf(name: string): Shape | undefined {
 }
 
 /** The struct of a client-node model (`V1Pod`, `V1Node`); throws for a name that is none. */
-export function apiType(model: string): Shape {
+export function apiType(model: string): GoType {
   const shape = structOf(model);
   if (!shape) throw new Error(`no client-node model ${model}`);
   return shape;
 }
-export type ApiType = ReturnType<typeof apiType>;
 
 // Kubernetes' quantity syntax (resource.ParseQuantity): a signed decimal, then an SI or binary
 // suffix or a decimal exponent
@@ -122,11 +122,11 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
  * Why Go's decoder would refuse `value` as `type`, naming the first field that does not fit
  * (`Pod.spec.priority must be an int32`), or undefined when it would decode.
  */
-export function goTypeError(value: unknown, type: ApiType, what: string): string | undefined {
+export function goTypeError(value: unknown, type: GoType, what: string): string | undefined {
   return check(value, type, what);
 }
 
-function check(value: unknown, shape: Shape, where: string): string | undefined {
+function check(value: unknown, shape: GoType, where: string): string | undefined {
   if (value === null) return undefined;
   switch (shape.kind) {
     case 'any':
@@ -183,22 +183,21 @@ function check(value: unknown, shape: Shape, where: string): string | undefined 
 
 /** The messages around the API types: a struct of these fields, a list, a map, an int64, a string. */
 export const goTypes = {
-  struct: (fields: Record<string, Shape>): Shape => ({
+  struct: (fields: Record<string, GoType>): GoType => ({
     kind: 'struct',
-    name: '',
     fields: new Map(
       Object.entries(fields).flatMap(([k, v]) => [[k, v] as const, [k.toLowerCase(), v] as const]),
     ),
   }),
-  list: (of: Shape): Shape => ({ kind: 'list', of }),
-  map: (of: Shape): Shape => ({ kind: 'map', of }),
-  int64: { kind: 'int', bits: 64 } as Shape,
-  string: { kind: 'string' } as Shape,
+  list: (of: GoType): GoType => ({ kind: 'list', of }),
+  map: (of: GoType): GoType => ({ kind: 'map', of }),
+  int64: { kind: 'int', bits: 64 } as GoType,
+  string: { kind: 'string' } as GoType,
 };
 
 /** The shape Go's decoder fills at `path` under `shape`, or undefined where it fills nothing. */
-function shapeAt(shape: Shape, path: JsonPath): Shape | undefined {
-  let at: Shape | undefined = shape;
+function shapeAt(shape: GoType, path: JsonPath): GoType | undefined {
+  let at: GoType | undefined = shape;
   for (const part of path) {
     if (!at) return undefined;
     if (at.kind === 'list') at = typeof part === 'number' ? at.of : undefined;
@@ -211,8 +210,8 @@ function shapeAt(shape: Shape, path: JsonPath): Shape | undefined {
 }
 
 /** How deep the deepest integer under `shape` lies: a number deeper than that fills no integer. */
-const depths = new WeakMap<Shape, number>();
-function intDepth(shape: Shape, open = new Set<Shape>()): number {
+const depths = new WeakMap<GoType, number>();
+function intDepth(shape: GoType, open = new Set<GoType>()): number {
   const known = depths.get(shape);
   if (known !== undefined) return known;
   if (open.has(shape)) return Infinity; // a type that contains itself: no bound
@@ -229,9 +228,9 @@ function intDepth(shape: Shape, open = new Set<Shape>()): number {
 }
 
 /** `what` and `path` as check() names a field: `Pod.spec.containers[0].ports[1].containerPort`. */
-function pathText(shape: Shape, path: JsonPath, what: string): string {
+function pathText(shape: GoType, path: JsonPath, what: string): string {
   let out = what;
-  let at: Shape | undefined = shape;
+  let at: GoType | undefined = shape;
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;
     else if (at?.kind === 'map') out += `["${part}"]`;
@@ -245,7 +244,7 @@ function pathText(shape: Shape, path: JsonPath, what: string): string {
  * Why Go's decoder would refuse the JSON `text` (one that JSON.parse read) as `type` for an integer
  * written with a fraction or an exponent, or undefined. One pass over the text.
  */
-export function goFractionError(text: string, type: Shape, what: string): string | undefined {
+export function goFractionError(text: string, type: GoType, what: string): string | undefined {
   const depth = intDepth(type);
   if (depth < 0) return undefined;
   for (const found of numbersWithFraction(text, depth)) {

@@ -7,7 +7,7 @@
 // server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { type GoHeld, goFieldKey, goIntegersWithFraction, goStruct } from '../ipam/index.js';
-import { apiType, goFractionError, goTypeError, goTypes } from './go-types.js';
+import { type GoType, apiType, goFractionError, goTypeError, goTypes } from './go-types.js';
 import { joined } from './body-buffers.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
@@ -132,12 +132,12 @@ function decodePod(value: unknown, what: string, text?: Buffer): V1Pod {
 const POD_TYPE = apiType('V1Pod');
 const NODE_TYPE = apiType('V1Node');
 /** With the value's text: no integer in it written with a fraction either. */
-function fitsGoType(value: unknown, type: typeof POD_TYPE, what: string, text?: Buffer): void {
+function fitsGoType(value: unknown, type: GoType, what: string, text?: Buffer): void {
   const err = goTypeError(value, type, what) ?? (text && goFractionError(text.toString('utf8'), type, what));
   if (err) throw new WireError(err);
 }
 /** A request whose parts' own texts were not at hand: its whole text read for fractions. */
-function fitsGoIntegers(raw: Buffer, type: typeof POD_TYPE): void {
+function fitsGoIntegers(raw: Buffer, type: GoType): void {
   const err = goFractionError(raw.toString('utf8'), type, '');
   if (err) throw new WireError(err);
 }
@@ -312,7 +312,11 @@ export function decodeExtenderArgs(
     throw new WireError('the request names no nodes: neither Nodes nor NodeNames is set');
   // every key naming a field must fit it, not only the one that wins; the Pod and Nodes were
   // checked as each was decoded (the nodes the reader cut hold placeholders here)
-  const top = known ? { ...args, Nodes: { ...(args.Nodes as Json), items: null } } : args;
+  // (the winning Pod and NodeNames keys were checked as decoded: not again, a list of 5,000 names
+  // on every call)
+  const top: Json = known ? { ...args, Nodes: { ...(args.Nodes as Json), items: null } } : { ...args };
+  for (const key of [keyOf(args, 'Pod', 'nullable'), keyOf(args, 'NodeNames', 'nullable')])
+    if (key !== undefined) delete top[key];
   fitsGoType(top, EXTENDER_ARGS_SHALLOW, '');
   // Go decoded the nodes the reader cut at Nodes.items even where a later key won (`nodes`)
   if (known && !cut) known.spans.forEach((_, i) => known.node(i));
