@@ -21,7 +21,14 @@ import { FakeKubelet } from './fake-kubelet.js';
 import { schedulerExits, type SchedulerExits } from './scheduler-log.js';
 import { GROUPS, SUITE_CONFIG } from './groups.js';
 import { runInformer } from './informers.js';
-import { applyCrds, consistencyProblems, createPool, deletePool, type Consistency } from './ipam-state.js';
+import {
+  applyCrds,
+  consistencyProblems,
+  createPool,
+  deletePool,
+  listFloatingIPs,
+  type Consistency,
+} from './ipam-state.js';
 import { INVARIANTS, type Invariant } from './ipam-invariants.js';
 import { describeError } from './kube-errors.js';
 import { stopAllFloatips } from './floatip.js';
@@ -70,6 +77,8 @@ export interface ChurnFigures {
    * floatip (galaxy's rule counts them), said apart.
    */
   behindUncollected: string[];
+  /** For each app with a stuck pod: its Deployments, ReplicaSets, pods and FloatingIPs at the end. */
+  stuckApps: string[];
   /**
    * After each blackhole, within the bound: watches a replica gave up on as silent (and when, at
    * the latest), and catch-ups of a replica that took the Lease (each ends every watch it has, silent
@@ -134,15 +143,21 @@ class PodLedger {
   async unsettled(
     namespace: string,
     lingerMs: number,
-  ): Promise<{ unbound: string[]; lingering: string[]; behindUncollected: string[] }> {
+  ): Promise<{ unbound: string[]; lingering: string[]; behindUncollected: string[]; chains: string[] }> {
     const kc = clusterKubeConfig();
     const apps = kc.makeApiClient(AppsV1Api);
-    const [pods, replicaSets, deployments] = await Promise.all([
+    const [pods, replicaSets, deployments, addresses] = await Promise.all([
       kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace }),
       apps.listNamespacedReplicaSet({ namespace }),
       apps.listNamespacedDeployment({ namespace }),
+      listFloatingIPs(kc),
     ]);
-    const { unbound, behindUncollected } = sortUnbound(pods.items, replicaSets.items, deployments.items);
+    const { unbound, behindUncollected, chains } = sortUnbound(
+      pods.items,
+      replicaSets.items,
+      deployments.items,
+      addresses.filter((a) => a.key.split('_')[1] === namespace),
+    );
     const now = Date.now();
     const lingering = pods.items
       .filter((p) => p.metadata?.deletionTimestamp && now - p.metadata.deletionTimestamp.getTime() > lingerMs)
@@ -150,7 +165,7 @@ class PodLedger {
         (p) =>
           `pod ${p.metadata?.name} has been terminating for ${((now - p.metadata!.deletionTimestamp!.getTime()) / 1000).toFixed(0)} s: its deletion was not finished`,
       );
-    return { unbound, lingering, behindUncollected };
+    return { unbound, lingering, behindUncollected, chains };
   }
 
   async stop(): Promise<void> {
@@ -324,6 +339,7 @@ export async function runChurn(plan: ChurnPlan, replicas: Replicas): Promise<Chu
       ...(operator?.figures.problems ?? []),
     ],
     behindUncollected: settled.behindUncollected,
+    stuckApps: settled.stuckApps,
     silentWatches: silent,
     floatipRestarts: replicas.restarts,
     schedulerExits: exitsSince(exitsBefore),
@@ -339,7 +355,13 @@ async function settle(
   plan: ChurnPlan,
   replicas: Replicas,
   ledger: PodLedger,
-): Promise<{ consistency: Consistency; stuck: string[]; lingering: string[]; behindUncollected: string[] }> {
+): Promise<{
+  consistency: Consistency;
+  stuck: string[];
+  lingering: string[];
+  behindUncollected: string[];
+  stuckApps: string[];
+}> {
   const deadline = Date.now() + 45_000;
   for (;;) {
     // kube-scheduler may have exited for a corrupted cache after the last fault's restart (its
@@ -351,13 +373,14 @@ async function settle(
       consistencyProblems({ floatip: leader, config: SUITE_CONFIG, policies: true }),
       ledger.unsettled(plan.namespace, 30_000),
     ]);
-    const { unbound: stuck, lingering, behindUncollected } = pods;
+    const { unbound: stuck, lingering, behindUncollected, chains: stuckApps } = pods;
     const quiet =
       consistency.problems.length === 0 &&
       stuck.length === 0 &&
       lingering.length === 0 &&
       behindUncollected.length === 0;
-    if (quiet || Date.now() > deadline) return { consistency, stuck, lingering, behindUncollected };
+    if (quiet || Date.now() > deadline)
+      return { consistency, stuck, lingering, behindUncollected, stuckApps };
     await sleep(1000);
   }
 }
@@ -419,6 +442,7 @@ export function describeFigures(f: ChurnFigures): string {
           `waiting for their app's limit behind pods kube-controller-manager did not collect: ${f.behindUncollected.join('; ')}`,
         ]
       : []),
+    ...f.stuckApps,
     `silent watches given up on after blackholes: ${f.silentWatches.noticed}, catch-ups of a new leader: ${f.silentWatches.caughtUp}; silence noticed at most ${(f.silentWatches.maxMs / 1000).toFixed(1)} s after the blackhole began`,
     ...(f.operator
       ? [

@@ -75,3 +75,48 @@ test('a ReplicaSet that still exists but whose Deployment was deleted (and re-cr
   // both belong to the Deployment that exists: a rollout, and a pod left unbound there is stuck
   expect(sortUnbound(pods, [owned(OLD, 'd2'), owned(NEW, 'd2')], live).unbound).toHaveLength(1);
 });
+
+test('a stuck pod’s app is described as the soak must keep it: Deployment, ReplicaSets, pods and FloatingIPs', () => {
+  const deployment: V1Deployment = {
+    metadata: { name: 'd-immutable-1', uid: 'd2', generation: 4 },
+    spec: { replicas: 3, selector: {}, template: {} },
+    status: { replicas: 4, updatedReplicas: 3, observedGeneration: 3 },
+  };
+  const set: V1ReplicaSet = {
+    metadata: {
+      name: OLD.name,
+      uid: OLD.uid,
+      generation: 2,
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd-immutable-1', uid: 'd2', controller: true },
+      ],
+    },
+    spec: { replicas: 1, selector: {} },
+    status: { replicas: 1, observedGeneration: 2 },
+  };
+  const sorted = sortUnbound(
+    [bound('old-a', OLD), refused('new-b', NEW), bound('x', { name: 'd-immutable-10-5d9f', uid: 'u10' })],
+    [set, { ...set, metadata: { ...set.metadata, name: NEW.name, uid: NEW.uid } }],
+    [deployment],
+    [
+      { name: '10.0.0.5', key: 'dp_e2e-soak_d-immutable-1_old-a' },
+      { name: '10.0.0.6', key: 'dp_e2e-soak_d-immutable-1_' },
+      { name: '10.0.0.7', key: 'dp_e2e-soak_d-immutable-10_x' },
+    ],
+  );
+  expect(sorted.unbound).toHaveLength(1);
+  expect(sorted.chains).toEqual([
+    [
+      'app d-immutable-1:',
+      '  Deployment d2: replicas 3, status 4 (updated 3), generation 4 observed 3',
+      `  ReplicaSet ${OLD.name} old of Deployment d-immutable-1 d2: replicas 1, status 1, generation 2 observed 2`,
+      `  ReplicaSet ${NEW.name} new of Deployment d-immutable-1 d2: replicas 1, status 1, generation 2 observed 2`,
+      `  pod old-a of ReplicaSet ${OLD.name} old: node n1, no phase`,
+      `  pod new-b of ReplicaSet ${NEW.name} new: node none, no phase`,
+      '  FloatingIP 10.0.0.5: dp_e2e-soak_d-immutable-1_old-a',
+      '  FloatingIP 10.0.0.6: dp_e2e-soak_d-immutable-1_',
+    ].join('\n'),
+  ]);
+  // a pod stuck for another reason names no app, so nothing to describe
+  expect(sortUnbound([refused('new-b', NEW, 'no node has room')], [], []).chains).toEqual([]);
+});
