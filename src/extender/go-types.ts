@@ -6,10 +6,11 @@
 // keys name fields exactly or case-insensitively (every such key is decoded, so each must fit,
 // not just the last), keys naming no field are ignored, a null fits anything, a quantity is a
 // string in Kubernetes' syntax or a number, a time an RFC 3339 string, an int-or-string either.
-// An integer written with a fraction or an exponent (`1.0`, `1e3`), which JSON.parse has already
-// made an integer, is found in the value's text (goFractionError).
+// What JSON.parse hides is read in the value's text (goWrittenError): an integer written with a
+// fraction or an exponent (`1.0`, `1e3`), an int64 past 2^53, and a quantity's raw bytes.
 import * as models from '@kubernetes/client-node';
-import { type JsonPath, goFolded, numbersWithFraction } from '../ipam/index.js';
+import { type JsonPath, goFolded, writtenValues } from '../ipam/index.js';
+import { goTrimSpace, isGoQuantity } from './go-quantity.js';
 
 /** A Go type as its decoder reads JSON into it. */
 export type GoType =
@@ -92,9 +93,6 @@ export function apiType(model: string): GoType {
   return shape;
 }
 
-// Kubernetes' quantity syntax (resource.ParseQuantity): a signed decimal, then an SI or binary
-// suffix or a decimal exponent
-const QUANTITY_TEXT = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$/;
 // RFC 3339 as Go's time.Parse reads it (fractional seconds allowed, `T` and `Z` upper case)
 const TIME_TEXT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 
@@ -108,7 +106,9 @@ function isTime(text: string): boolean {
   );
 }
 
+// an int64 near its bounds is not exactly a JavaScript number: 2^63 passes here and its text decides
 const INT_LIMIT = { 32: 2 ** 31, 64: 2 ** 63 } as const;
+const INT64_TEXT_LIMIT = 2n ** 63n;
 const isInt = (v: unknown, bits: 32 | 64): boolean =>
   typeof v === 'number' &&
   Number.isInteger(v) &&
@@ -144,10 +144,10 @@ function check(value: unknown, shape: GoType, where: string): string | undefined
         ? undefined
         : `${where} must be a string or an int32`;
     case 'quantity':
-      return (typeof value === 'string' && QUANTITY_TEXT.test(value)) ||
-        (typeof value === 'number' && Number.isFinite(value))
+      // a number is read as written (its text, in goWrittenError), so 1e400 is one
+      return (typeof value === 'string' && isGoQuantity(goTrimSpace(value))) || typeof value === 'number'
         ? undefined
-        : `${where} must be a quantity (such as "1", "500m" or "2Gi")`;
+        : quantityError(where);
     case 'time':
       return typeof value === 'string' && isTime(value)
         ? undefined
@@ -181,6 +181,8 @@ function check(value: unknown, shape: GoType, where: string): string | undefined
   }
 }
 
+const quantityError = (where: string) => `${where} must be a quantity (such as "1", "500m" or "2Gi")`;
+
 /** The messages around the API types: a struct of these fields, a list, a map, an int64, a string. */
 export const goTypes = {
   struct: (fields: Record<string, GoType>): GoType => ({
@@ -209,18 +211,21 @@ function shapeAt(shape: GoType, path: JsonPath): GoType | undefined {
   return at;
 }
 
-/** How deep the deepest integer under `shape` lies: a number deeper than that fills no integer. */
+/**
+ * How deep the deepest integer or quantity under `shape` lies: a value deeper than that fills
+ * neither, so its text need not be read.
+ */
 const depths = new WeakMap<GoType, number>();
-function intDepth(shape: GoType, open = new Set<GoType>()): number {
+function textDepth(shape: GoType, open = new Set<GoType>()): number {
   const known = depths.get(shape);
   if (known !== undefined) return known;
   if (open.has(shape)) return Infinity; // a type that contains itself: no bound
   open.add(shape);
   let depth = -1;
-  if (shape.kind === 'int' || shape.kind === 'intOrString') depth = 0;
-  else if (shape.kind === 'list' || shape.kind === 'map') depth = 1 + intDepth(shape.of, open);
+  if (shape.kind === 'int' || shape.kind === 'intOrString' || shape.kind === 'quantity') depth = 0;
+  else if (shape.kind === 'list' || shape.kind === 'map') depth = 1 + textDepth(shape.of, open);
   else if (shape.kind === 'struct')
-    for (const field of shape.fields.values()) depth = Math.max(depth, 1 + intDepth(field, open));
+    for (const field of shape.fields.values()) depth = Math.max(depth, 1 + textDepth(field, open));
   open.delete(shape);
   if (depth < 0) depth = -Infinity;
   depths.set(shape, depth);
@@ -241,17 +246,29 @@ function pathText(shape: GoType, path: JsonPath, what: string): string {
 }
 
 /**
- * Why Go's decoder would refuse the JSON `text` (one that JSON.parse read) as `type` for an integer
- * written with a fraction or an exponent, or undefined. One pass over the text.
+ * Why Go's decoder would refuse the JSON `text` (one that JSON.parse read) as `type` for what only
+ * the text shows: an integer written with a fraction or an exponent, an int64 out of its range, a
+ * quantity as its raw bytes read (an escaped string, a number's own text). One pass over the text.
  */
-export function goFractionError(text: string, type: GoType, what: string): string | undefined {
-  const depth = intDepth(type);
+export function goWrittenError(text: string, type: GoType, what: string): string | undefined {
+  const depth = textDepth(type);
   if (depth < 0) return undefined;
-  for (const found of numbersWithFraction(text, depth)) {
+  for (const found of writtenValues(text, depth)) {
     const field = shapeAt(type, found.path);
-    if (field?.kind !== 'int' && field?.kind !== 'intOrString') continue;
-    const want = field.kind === 'int' ? `an int${field.bits}` : 'a string or an int32';
-    return `${pathText(type, found.path, what)} must be ${want}, not ${found.written} (Go's decoder reads no integer written with a fraction or an exponent)`;
+    if (!field) continue;
+    const where = () => pathText(type, found.path, what);
+    if (field.kind === 'quantity') {
+      const raw = found.kind === 'escape' ? found.written.slice(1, -1) : found.written;
+      if (!isGoQuantity(goTrimSpace(raw))) return quantityError(where());
+    } else if (field.kind === 'int' || field.kind === 'intOrString') {
+      const want = field.kind === 'int' ? `an int${field.bits}` : 'a string or an int32';
+      if (found.kind === 'fraction')
+        return `${where()} must be ${want}, not ${found.written} (Go's decoder reads no integer written with a fraction or an exponent)`;
+      if (found.kind === 'long' && field.kind === 'int' && field.bits === 64) {
+        const n = BigInt(found.written);
+        if (n >= INT64_TEXT_LIMIT || n < -INT64_TEXT_LIMIT) return `${where()} must be ${want}`;
+      }
+    }
   }
   return undefined;
 }

@@ -7,7 +7,7 @@
 // server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { type GoHeld, goFieldKey, goIntegersWithFraction, goStruct } from '../ipam/index.js';
-import { type GoType, apiType, goFractionError, goTypeError, goTypes } from './go-types.js';
+import { type GoType, apiType, goWrittenError, goTypeError, goTypes } from './go-types.js';
 import { joined } from './body-buffers.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
@@ -133,12 +133,12 @@ const POD_TYPE = apiType('V1Pod');
 const NODE_TYPE = apiType('V1Node');
 /** With the value's text: no integer in it written with a fraction either. */
 function fitsGoType(value: unknown, type: GoType, what: string, text?: Buffer): void {
-  const err = goTypeError(value, type, what) ?? (text && goFractionError(text.toString('utf8'), type, what));
+  const err = goTypeError(value, type, what) ?? (text && goWrittenError(text.toString('utf8'), type, what));
   if (err) throw new WireError(err);
 }
 /** A request whose parts' own texts were not at hand: its whole text read for fractions. */
 function fitsGoIntegers(raw: Buffer, type: GoType): void {
-  const err = goFractionError(raw.toString('utf8'), type, '');
+  const err = goWrittenError(raw.toString('utf8'), type, '');
   if (err) throw new WireError(err);
 }
 const EXTENDER_ARGS = goTypes.struct({
@@ -196,7 +196,8 @@ function stringMapOfQuantities(value: unknown, what: string): Record<string, str
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [key, v] of Object.entries(map)) {
     if (typeof v === 'string') out[key] = v;
-    else if (typeof v === 'number' && Number.isFinite(v)) out[key] = String(v);
+    // its text is checked as Go reads it (goWrittenError: 1e400 is a quantity); only its presence is read
+    else if (typeof v === 'number') out[key] = String(v);
     // Go's decoder stores a null as the zero quantity: the resource is still named
     else if (v === null) out[key] = '0';
     else throw new WireError(`${what}["${key}"] must be a quantity`);
@@ -429,7 +430,8 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
       return { uid: optionalString(uid, `${where}: Pods[${i}] UID`) ?? '' };
     });
     const pdb = field(entry, 'NumPDBViolations', 'value') ?? 0;
-    if (typeof pdb !== 'number' || !Number.isSafeInteger(pdb))
+    // int64's bounds are checked in the text (fitsGoType below): past 2^53 a number is not exact
+    if (typeof pdb !== 'number' || !Number.isInteger(pdb))
       throw new WireError(`${where}: NumPDBViolations must be an integer`);
     victims.set(node, { pods: uids, numPDBViolations: pdb });
   }

@@ -80,13 +80,33 @@ export interface FractionNumber {
 }
 
 /**
+ * A value whose JSON.parse reading hides what Go's decoder sees: a number written with a
+ * `fraction` or an exponent, an integer `long` enough (16 digits or more) that a JavaScript number
+ * may not hold it exactly (int64's bounds), or a string written with an `escape` (a Quantity reads
+ * its raw bytes, undecoded). `written` is its text, a string's with its quotes.
+ */
+export interface WrittenValue extends FractionNumber {
+  readonly kind: 'fraction' | 'long' | 'escape';
+}
+
+/**
  * The numbers of a JSON text written with a fraction or an exponent, in text order (a key written
  * twice is reported at each: Go's decoder refuses the first as it goes), those nested at most
- * `maxDepth` deep only. The text must be JSON that JSON.parse read: on anything else the paths mean
- * nothing. Linear in the text: a path is built only for a number within `maxDepth`, and each key is
- * decoded once, so a body nested a million deep around a million numbers costs one pass.
+ * `maxDepth` deep only.
  */
 export function* numbersWithFraction(text: string, maxDepth = Infinity): Generator<FractionNumber> {
+  for (const { path, written, kind } of writtenValues(text, maxDepth))
+    if (kind === 'fraction') yield { path, written };
+}
+
+/**
+ * The values of a JSON text that its parsed value does not show as Go's decoder reads them
+ * (WrittenValue), in text order, those nested at most `maxDepth` deep only. The text must be JSON
+ * that JSON.parse read: on anything else the paths mean nothing. Linear in the text: a path is
+ * built only for a value reported, and each key is decoded once, so a body nested a million deep
+ * around a million numbers costs one pass.
+ */
+export function* writtenValues(text: string, maxDepth = Infinity): Generator<WrittenValue> {
   const open: Container[] = [];
   const keyOf = (o: OpenObject) => {
     if (o.decoded === undefined) {
@@ -95,20 +115,27 @@ export function* numbersWithFraction(text: string, maxDepth = Infinity): Generat
     }
     return o.decoded;
   };
+  const path = () => open.map((o) => (o.object ? keyOf(o) : o.index));
   let expectKey = false;
   for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       let end = i + 1;
-      while (end < text.length && text.charCodeAt(end) !== QUOTE)
-        end += text.charCodeAt(end) === BACKSLASH ? 2 : 1;
+      let escaped = false;
+      while (end < text.length && text.charCodeAt(end) !== QUOTE) {
+        if (text.charCodeAt(end) === BACKSLASH) {
+          escaped = true;
+          end += 2;
+        } else end++;
+      }
       end = Math.min(end + 1, text.length);
       const top = open[open.length - 1];
       if (expectKey && top?.object) {
         top.start = i;
         top.end = end;
         top.decoded = undefined;
-      }
+      } else if (escaped && open.length <= maxDepth)
+        yield { path: path(), written: text.slice(i, end), kind: 'escape' };
       i = end;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       open.push(c === 0x7b ? { object: true, start: i, end: i } : { object: false, index: 0 });
@@ -133,8 +160,9 @@ export function* numbersWithFraction(text: string, maxDepth = Infinity): Generat
         if (d === 0x2e /* . */ || d === 0x65 /* e */ || d === 0x45 /* E */) fraction = true;
         else if (!(d >= 0x30 && d <= 0x39) && d !== 0x2b /* + */ && d !== 0x2d) break;
       }
-      if (fraction && open.length <= maxDepth)
-        yield { path: open.map((o) => (o.object ? keyOf(o) : o.index)), written: text.slice(i, end) };
+      const long = !fraction && end - i >= 16;
+      if ((fraction || long) && open.length <= maxDepth)
+        yield { path: path(), written: text.slice(i, end), kind: fraction ? 'fraction' : 'long' };
       i = end;
     } else i++; // white space, and the letters of true, false and null
   }

@@ -47,6 +47,8 @@ export {
   goStruct,
   jsonPathText,
   numbersWithFraction,
+  writtenValues,
+  type WrittenValue,
 } from './go-json.js';
 export {
   AllocationKey,

@@ -123,6 +123,22 @@ const VALUES = [
   '"2020-01-02T03:04:60Z"',
   '"2020-01-02T03:04:05"',
   '"2020-01-02t03:04:05z"',
+  '-0',
+  '1e400',
+  '9223372036854775807',
+  '9223372036854775808',
+  '"\\u0031Gi"',
+  '" 1Gi "',
+  '"\u00a01"',
+  '"m"',
+  '"+"',
+  '"."',
+  '"Gi"',
+  '"Pi"',
+  '"e-10"',
+  '"1.G"',
+  '"1e99999999999999999999"',
+  '"\\ud800"',
 ];
 
 type Path = (string | number)[];
@@ -196,7 +212,9 @@ const MESSAGES: Record<string, Message> = {
 const mutation = fc.record({
   at: fc.nat(),
   value: fc.constantFrom(...VALUES),
-  key: fc.constantFrom('same', 'same', 'upper', 'unknown'),
+  // fold: Go's key matching folds the Kelvin sign to k and the long s to s; escaped: the key written
+  // with a \\u escape, which a reader of the raw text must undo as JSON.parse does
+  key: fc.constantFrom('same', 'same', 'upper', 'unknown', 'fold', 'escaped'),
 });
 const requests = (message: Message) =>
   fc
@@ -208,6 +226,10 @@ const requests = (message: Message) =>
       const request = structuredClone(message.bases[base]!);
       const choices = paths(request).filter((p) => !message.own(p));
       const marks: [string, string][] = [];
+      const keys: [string, string][] = [];
+      // a key written escaped stays the one key of its name: a later mutation of the same field
+      // writes there, not beside it (a key written twice exactly is JSON.parse's known gap)
+      const escapedKeys = new Map<unknown, Map<string | number, string>>();
       mutations.forEach(({ at, value, key }, i) => {
         const path = choices[at % choices.length]!;
         let parent: unknown = request;
@@ -217,16 +239,31 @@ const requests = (message: Message) =>
         const last = path[path.length - 1]!;
         const mark = `floatip-mark-${i}`;
         marks.push([mark, value]);
-        const name =
+        let name: string | number =
           Array.isArray(parent) || key === 'same'
             ? last
             : key === 'upper'
               ? String(last).toUpperCase()
-              : 'unknownField';
+              : key === 'fold'
+                ? String(last).replace(/k/g, '\u212a').replace(/s/g, '\u017f')
+                : key === 'escaped'
+                  ? `floatip-key-${i}`
+                  : 'unknownField';
+        const escapedAs = escapedKeys.get(parent)?.get(last);
+        if (escapedAs && (name === last || name === `floatip-key-${i}`)) name = escapedAs;
+        else if (name === `floatip-key-${i}`) {
+          const real = String(last);
+          escapedKeys.set(parent, (escapedKeys.get(parent) ?? new Map()).set(last, name));
+          const first = `\\u${real.charCodeAt(0).toString(16).padStart(4, '0')}`;
+          keys.push([name, `"${first}${JSON.stringify(real.slice(1)).slice(1)}`]);
+          // the original key goes, so that only the escaped one names the field
+          delete (parent as Record<string | number, unknown>)[real];
+        } else if (key === 'escaped') name = last;
         (parent as Record<string | number, unknown>)[name] = mark;
       });
       let text = JSON.stringify(request);
       for (const [mark, value] of marks) text = text.replace(JSON.stringify(mark), value);
+      for (const [placeholder, written] of keys) text = text.replace(JSON.stringify(placeholder), written);
       return text;
     });
 

@@ -434,3 +434,55 @@ test('every key naming a field must fit it, not only the last one, which wins (G
     decodePreemptionArgs({ Pod: pod(), nodeNameToMetaVictims: [], NodeNameToMetaVictims: {} }),
   ).toThrow(new WireError('nodeNameToMetaVictims must be a JSON object'));
 });
+
+// what JSON.parse hides beyond fractions: a quantity's raw bytes, an int64 past 2^53
+test.each<[string, string, string | undefined]>([
+  [
+    'a quantity written as a number too large for a double (Go reads its text)',
+    '{"Pod":{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":1e400}}}]}},"NodeNames":["a"]}',
+    undefined,
+  ],
+  [
+    'a quantity padded with spaces (Go trims them)',
+    '{"Pod":{"metadata":{"name":"p"},"spec":{"overhead":{"cpu":" 100m "}}},"NodeNames":["a"]}',
+    undefined,
+  ],
+  [
+    'a quantity with a \\u escape (Go reads the bytes undecoded)',
+    '{"Pod":{"metadata":{"name":"p"},"spec":{"overhead":{"cpu":"\\u0031"}}},"NodeNames":["a"]}',
+    'Pod.spec.overhead["cpu"] must be a quantity (such as "1", "500m" or "2Gi")',
+  ],
+  [
+    'a full Node’s quantity with a \\u escape',
+    '{"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"capacity":{"cpu":"\\u0032"}}}]}}',
+    'Nodes.items[0].status.capacity["cpu"] must be a quantity (such as "1", "500m" or "2Gi")',
+  ],
+  [
+    'the largest int64',
+    '{"Pod":{"metadata":{"name":"p","generation":9223372036854775807},"spec":{}},"NodeNames":["a"]}',
+    undefined,
+  ],
+  [
+    'one past the largest int64 (a double cannot tell them apart)',
+    '{"Pod":{"metadata":{"name":"p","generation":9223372036854775808},"spec":{}},"NodeNames":["a"]}',
+    'Pod.metadata.generation must be an int64',
+  ],
+  [
+    'one below the smallest int64',
+    '{"Pod":{"metadata":{"name":"p"},"spec":{"activeDeadlineSeconds":-9223372036854775809}},"NodeNames":["a"]}',
+    'Pod.spec.activeDeadlineSeconds must be an int64',
+  ],
+])('%s', (_, text, message) => {
+  if (message) expect(readAs(text)).toThrow(new WireError(message));
+  else expect(readAs(text)).not.toThrow();
+});
+
+test('preempt: NumPDBViolations anywhere in int64, decided by its text', () => {
+  const text = (n: string) =>
+    `{"Pod":{"metadata":{"name":"p"}},"NodeNameToMetaVictims":{"n":{"Pods":[{"UID":"u"}],"NumPDBViolations":${n}}}}`;
+  const read = (n: string) => () => decodePreemptionArgs(JSON.parse(text(n)), Buffer.from(text(n)));
+  expect(read('9223372036854775807')).not.toThrow();
+  expect(read('9223372036854775808')).toThrow(
+    new WireError('NodeNameToMetaVictims["n"].NumPDBViolations must be an int64'),
+  );
+});
