@@ -3,8 +3,10 @@
 // other refusal of the ports says what was wrong (clientErrorAnswer in ports.ts), and so do these,
 // in plain text as those do, closing the connection.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { bodyPending, closeAfterAnswer } from './http.js';
 
 function refuse(res: ServerResponse, status: number, body: string): void {
+  if (bodyPending(res.req)) closeAfterAnswer(res.req, res);
   res.writeHead(status, {
     'Content-Type': 'text/plain; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),

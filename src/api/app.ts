@@ -4,6 +4,7 @@
 // public, and nothing of a caller's is read before it is known who the caller is.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import swaggerUi from 'swagger-ui-express';
+import { bodyPending, closeAfterAnswer } from '../http.js';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import { type Allocator, type ErrorKind, kindOf } from '../ipam/index.js';
 import type { EventRecorder } from '../kube/events.js';
@@ -130,20 +131,11 @@ export function restApp(deps: RestDeps): express.Express {
     if (answer.allow) res.setHeader('Allow', answer.allow);
     // refused before its body has all arrived (401 before a byte of it is read, 404, 415): the rest
     // of it is for nobody, and keep-alive would read all that was announced, a terabyte as well
-    if (bodyPending(req)) res.setHeader('Connection', 'close');
+    if (bodyPending(req)) closeAfterAnswer(req, res);
     sendError(res, answer.status, answer.detail);
   });
   return app;
 }
-
-/**
- * Whether the request has a body that has not all arrived: an answer sent now (a refusal that reads
- * none of it) closes the connection, or keep-alive reads all that was announced, for nobody. A
- * bodiless GET is not complete yet while its handler runs, and keeps its connection.
- */
-const bodyPending = (req: Request): boolean =>
-  !req.complete &&
-  (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
 
 /** Whether a request carries a body, as Go's ContentLength > 0 or a chunked one tells it. */
 const hasBody = (req: Request): boolean =>

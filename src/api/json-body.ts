@@ -4,6 +4,7 @@
 // connection to its end: a caller announcing gigabytes, or streaming without end, held its request
 // (and floatip's reading of it) until it chose to stop, with no answer.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { closeAfterAnswer } from '../http.js';
 import { ApiError } from './envelope.js';
 
 /**
@@ -13,9 +14,9 @@ import { ApiError } from './envelope.js';
 const wireLimitOf = (limit: number, encoded: boolean) =>
   encoded ? limit + Math.ceil(limit / 1024) + 1024 : limit;
 
-function tooLarge(res: Response, limit: number): ApiError {
+function tooLarge(req: Request, res: Response, limit: number): ApiError {
   // what follows on the connection is the rest of a body nobody will read: nothing to keep it for
-  res.setHeader('Connection', 'close');
+  closeAfterAnswer(req, res);
   return new ApiError(413, `the request body is over ${limit} bytes`);
 }
 
@@ -49,7 +50,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');
     // announced too large: refused before a byte of it is read
-    if (Number(req.headers['content-length']) > wireLimit) return next(tooLarge(res, limitBytes));
+    if (Number(req.headers['content-length']) > wireLimit) return next(tooLarge(req, res, limitBytes));
     let refused = false;
     let settled = false;
     let seen = 0;
@@ -58,7 +59,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
       if (seen <= wireLimit || refused) return;
       refused = true;
       req.off('data', watch);
-      next(tooLarge(res, limitBytes));
+      next(tooLarge(req, res, limitBytes));
     };
     parse(req, res, (err?: unknown) => {
       settled = true;

@@ -1,6 +1,7 @@
 // The extender port's plain answers: health and readiness (on the health port too), errors as JSON
 // `{"Error": ...}`, and the path as express matched it; what is not one of the four verbs.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { bodyPending, closeAfterAnswer } from '../http.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -16,24 +17,10 @@ export function routeOf(url: string | undefined): string {
 /** The path for a 404's message, as the caller sent it (without the query). */
 export const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0]!;
 
-/**
- * Whether the request has a body that has not all arrived: an answer sent now (a refusal that reads
- * none of it) closes the connection, or keep-alive reads all that was announced, for nobody. A
- * bodiless GET is not complete yet while its handler runs, and keeps its connection.
- */
-const bodyPending = (req: IncomingMessage): boolean =>
-  !req.complete &&
-  (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-
 export function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
-  res.writeHead(status, {
-    'Content-Type': type,
-    'Content-Length': Buffer.byteLength(body),
-    // answered before the request's body has all arrived (a 404, 405 or 413 reads none of it): what
-    // follows on the connection is the rest of it, for nobody; keep-alive read all that was
-    // announced, a terabyte as well, for as long as the caller went on sending
-    ...(bodyPending(res.req) ? { Connection: 'close' } : {}),
-  });
+  // answered before the request's body has all arrived (a 404, 405 or 413 reads none of it)
+  if (bodyPending(res.req)) closeAfterAnswer(res.req, res);
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 

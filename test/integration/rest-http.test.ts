@@ -84,6 +84,38 @@ test('R2 a chunked body streamed past 5 MiB is a 413 while it still streams, and
   }
 });
 
+test('R2b a caller that reads its answer only after it has sent more still gets the 413, not a reset', async () => {
+  // node destroyed the socket once the 413 was written; with the caller's body still arriving the
+  // kernel reset the connection, and the reset threw away the answer the caller had not read yet
+  const url = new URL(world.floatip.apiUrl);
+  const socket = connect(Number(url.port), url.hostname);
+  let failed: Error | undefined;
+  socket.on('error', (err) => (failed = err));
+  socket.pause();
+  socket.write(
+    'POST /v1/pool HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+  );
+  const chunk = Buffer.alloc(2 ** 20, 0x20);
+  for (let i = 0; i < 12 && !socket.destroyed; i++) {
+    socket.write(`${chunk.length.toString(16)}\r\n`);
+    socket.write(chunk);
+    socket.write('\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  let text = '';
+  socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+  socket.resume();
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => (socket.destroy(), resolve()), 10_000);
+    socket.on('close', () => (clearTimeout(timer), resolve()));
+  });
+  expect({ failed: failed?.message, start: text.slice(0, 20) }).toEqual({
+    failed: undefined,
+    start: 'HTTP/1.1 413 Payload',
+  });
+  expect(text.endsWith(`\r\n\r\n${TOO_LARGE}`)).toBe(true);
+});
+
 test('R3 a gzip body is held to 5 MiB once inflated, and one near the limit still counts as a request', async () => {
   const { gzipSync } = await import('node:zlib');
   const post = (body: Buffer) => {
