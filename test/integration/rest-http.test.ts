@@ -116,6 +116,28 @@ test('R2b a caller that reads its answer only after it has sent more still gets 
   expect(text.endsWith(`\r\n\r\n${TOO_LARGE}`)).toBe(true);
 });
 
+test('R2c a request sent after a refused body, on the same connection, is not served', async () => {
+  // the connection is read on after the 413 (R2b): what follows is dropped, never parsed as a request
+  const body = Buffer.alloc(LIMIT + 1, 0x20);
+  const exchange = open(
+    'POST /v1/ip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${body.length}\r\n\r\n`,
+    5_000,
+  );
+  exchange.write(body);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const next = '{"name":"after","size":1}';
+  exchange.write(
+    'POST /v1/pool HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${next.length}\r\n\r\n${next}`,
+  );
+  const answer = await exchange.answer;
+  expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+  const pool = await fetch(`${world.floatip.apiUrl}/v1/pool/after`);
+  expect(pool.status).toBe(404);
+});
+
 test('R3 a gzip body is held to 5 MiB once inflated, and one near the limit still counts as a request', async () => {
   const { gzipSync } = await import('node:zlib');
   const post = (body: Buffer) => {
