@@ -5,7 +5,7 @@
 export const DOORS = {
   ipam: [],
   cni: ['ipam'],
-  'cni-plugin': ['cni'],
+  'cni-plugin': ['cni', 'ipam', 'store'],
   pods: ['ipam', 'cni'],
   kube: ['log', 'paths'],
   store: ['ipam', 'kube', 'log'],

@@ -3,7 +3,7 @@
 // timed from spawn to exit. Prints the samples (ms) as one JSON object.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { DEMO_NAMESPACES, startApiServer } from '../src/apiserver/index.js';
+import { DEMO_NAMESPACES, FLOATINGIP_CRD, startApiServer } from '../src/apiserver/index.js';
 import { createPod, writeKubeconfig } from './cni-fixtures.js';
 
 const [master, podNetns, runsText] = process.argv.slice(2) as [string, string, string];
@@ -35,7 +35,11 @@ const ipinfos = (dual: boolean) => [
   ...(dual ? [{ ip: '2001:db8::10/64', vlan: 0, gateway: '2001:db8::1' }] : []),
 ];
 
-const server = await startApiServer({ port: 0, seed: [...DEMO_NAMESPACES], log: () => undefined });
+const server = await startApiServer({
+  port: 0,
+  seed: [...DEMO_NAMESPACES, FLOATINGIP_CRD],
+  log: () => undefined,
+});
 const uids: Record<string, string> = {};
 for (const dual of [false, true]) {
   const name = dual ? 'dual' : 'v4';

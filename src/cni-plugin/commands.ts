@@ -2,7 +2,7 @@
 // annotation, its state or its interfaces are already gone; CHECK finds what ADD added in the
 // runtime's prevResult and asks each delegate to verify its interface (addresses and routes); GC
 // forgets attachments the runtime no longer lists (not one whose ADD is still running); STATUS asks
-// the API server for a pod, which needs exactly the RBAC ADD needs.
+// the API server for a pod and a FloatingIP, which needs exactly the RBAC ADD needs.
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
   groupIPInfos,
@@ -41,8 +41,12 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
       `container ${env.containerId} interface ${env.ifname} is already added on network ${network.name}; DEL it first`,
     );
   if (await readState(network.stateDir, network.name, env.containerId, env.ifname)) throw alreadyAdded();
-  const { args, pod } = await podAddresses(network, env);
+  const { args, pod, holder } = await podAddresses(network, env);
   const planned = planInterfaces(network, env.ifname, groupIPInfos(args.ipinfos, args.groups.length > 0));
+  if (holder) {
+    const { checkHeld } = await import('./holders.js');
+    await checkHeld(holder.target, holder.pod, args.ipinfos, network.requestTimeoutMs);
+  }
   const state: AttachmentState = {
     containerId: env.containerId,
     ifname: env.ifname,
@@ -183,14 +187,22 @@ export async function status(network: NetworkConfig): Promise<void> {
   let reason: string;
   try {
     const target = await loadKubeconfig(network.kubeconfig);
-    // a pod that does not exist: 404 proves the server answers and this user may get pods
-    const res = await get(
-      target,
-      '/api/v1/namespaces/default/pods/floatip-cni-status-probe',
-      network.requestTimeoutMs,
-    );
-    if (res.status === 404 || res.status === 200) return;
-    reason = `getting a pod: HTTP ${res.status}: ${statusMessage(res)}`;
+    // objects that do not exist: a 404 proves the server answers and this user may get them, the
+    // pod and its addresses' FloatingIP objects, as ADD does
+    // (the FloatingIP's path loads the IPAM core, which DEL, CHECK, GC and VERSION never load)
+    const { floatingIPPath } = await import('./holders.js');
+    const probes = [
+      ['a pod', '/api/v1/namespaces/default/pods/floatip-cni-status-probe'],
+      ['a FloatingIP', floatingIPPath('0.0.0.0')],
+    ] as const;
+    reason = '';
+    for (const [what, path] of probes) {
+      const res = await get(target, path, network.requestTimeoutMs);
+      if (res.status === 404 || res.status === 200) continue;
+      reason = `getting ${what}: HTTP ${res.status}: ${statusMessage(res)}`;
+      break;
+    }
+    if (reason === '') return;
   } catch (err) {
     reason = (err as Error).message;
   }

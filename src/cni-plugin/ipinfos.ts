@@ -1,15 +1,19 @@
 // Where ADD's ipinfos come from: galaxy's node daemon hands them over (`ipinfos=[...]` in CNI_ARGS,
 // or `args.ipinfos` in the configuration); otherwise the pod's `k8s.v1.cni.galaxy.io/args`
 // annotation, read from the API server and waited for, since kubelet may run the sandbox as soon as
-// the binding lands, before or after floatip's annotation.
+// the binding lands, before or after floatip's annotation. ADD then takes an annotation's addresses
+// only where floatip's records give them to the pod (holders.ts): a pod's creator may write it too.
 import type { CniArgs } from '../cni/args.js';
-import { get, loadKubeconfig, statusMessage } from './kube.js';
+import type { PodIdentity } from './holders.js';
+import { type ApiTarget, get, loadKubeconfig, statusMessage } from './kube.js';
 import { CniError, Code, type Environment, type NetworkConfig } from './protocol.js';
 
 export interface PodAddresses {
   readonly args: CniArgs;
   /** namespace/name, when the annotation was the source. */
   readonly pod?: string;
+  /** When the annotation was the source: whom its addresses must be held by, and where to ask. */
+  readonly holder?: { readonly target: ApiTarget; readonly pod: PodIdentity };
 }
 
 // The annotation codec loads the IPAM core's range parser (about 120 ms with ip-num: README, "The
@@ -141,7 +145,8 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
       }
       throw err;
     }
-    if (args.ipinfos.length > 0) return { args, pod };
+    if (args.ipinfos.length > 0)
+      return { args, pod, holder: { target, pod: { namespace, name, uid: object.metadata?.uid ?? '' } } };
     // the last look is at the deadline itself: the wait is never shorter than configured
     const left = deadline - Date.now();
     if (left <= 0) {

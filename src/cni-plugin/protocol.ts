@@ -23,6 +23,7 @@ export const Code = {
   uidMismatch: 103,
   apiServer: 104,
   delegateFailed: 105,
+  notAllocated: 106,
 } as const;
 
 /** A failure the runtime gets as a CNI error object on stdout (never a stack trace). */

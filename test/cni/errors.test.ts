@@ -110,6 +110,104 @@ test('a pod whose UID is not the sandbox’s', async () => {
   });
 });
 
+test('an annotation its creator wrote: an address floatip has not given the pod is refused before anything is made (106)', async () => {
+  // another pod's address: its FloatingIP object names that pod
+  const holder = createPod(server, 'holder', { common: { ipinfos: [ipinfo(70)] } });
+  const uid = createPod(server, 'thief', { common: { ipinfos: [ipinfo(70)] } }, { holders: false });
+  expect(
+    refusal(
+      'another pod’s address',
+      await runPlugin(cniEnv('ADD', 't1', 'x', podArgs('thief', uid)), config()),
+    ),
+  ).toEqual({
+    cniVersion: '1.0.0',
+    code: 106,
+    msg: `pod default/thief annotation names 198.51.100.70, which floatip has not given it: it is held by key NULL_default_NULL_holder (pod UID ${holder})`,
+  });
+  // a free address: no object at all
+  const squatter = createPod(server, 'squatter', { common: { ipinfos: [ipinfo(71)] } }, { holders: false });
+  expect(
+    refusal(
+      'a free address',
+      await runPlugin(cniEnv('ADD', 't2', 'x', podArgs('squatter', squatter)), config()),
+    ),
+  ).toEqual({
+    cniVersion: '1.0.0',
+    code: 106,
+    msg: 'pod default/squatter annotation names 198.51.100.71, which floatip has not given it: no FloatingIP object holds it',
+  });
+  // the pod's own name, held for an earlier incarnation that floatip has not yet seen gone
+  createPod(server, 'again', { common: { ipinfos: [ipinfo(72)] } });
+  await fetch(`${server.url}/api/v1/namespaces/default/pods/again`, { method: 'DELETE' });
+  const again = createPod(server, 'again', { common: { ipinfos: [ipinfo(72)] } }, { holders: false });
+  expect(
+    refusal(
+      'an earlier incarnation’s',
+      await runPlugin(cniEnv('ADD', 't3', 'x', podArgs('again', again)), config()),
+    ),
+  ).toMatchObject({
+    code: 106,
+    msg: expect.stringMatching(
+      new RegExp(
+        `^pod default/again annotation names 198.51.100.72, which floatip has not given it: it is held by key NULL_default_NULL_again for pod UID [-0-9a-f]+, not ${again}$`,
+      ),
+    ),
+  });
+  expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
+});
+
+test('a node whose user may not get FloatingIP objects: ADD says so (104), and STATUS says ADD cannot be served (50)', async () => {
+  const { createServer: createHttpServer } = await import('node:http');
+  const pod = {
+    metadata: {
+      name: 'web',
+      namespace: 'default',
+      uid: 'u',
+      annotations: { 'k8s.v1.cni.galaxy.io/args': JSON.stringify({ common: { ipinfos: [ipinfo(73)] } }) },
+    },
+  };
+  const forbidden = (path: string) => ({
+    kind: 'Status',
+    status: 'Failure',
+    reason: 'Forbidden',
+    code: 403,
+    message: `floatingips.galaxy.k8s.io "${path.split('/').pop()}" is forbidden: User "system:serviceaccount:kube-system:floatip-cni" cannot get resource "floatingips" in API group "galaxy.k8s.io" at the cluster scope`,
+  });
+  // what a cluster with the ClusterRole of an earlier manifests/cni-rbac.yaml answers: pods only
+  const podsOnly = createHttpServer((req, res) => {
+    const path = req.url ?? '';
+    if (path === '/api/v1/namespaces/default/pods/web') res.end(JSON.stringify(pod));
+    else if (path.startsWith('/api/')) res.writeHead(404).end('{"kind":"Status","code":404}');
+    else res.writeHead(403).end(JSON.stringify(forbidden(path)));
+  });
+  await new Promise<void>((resolve) => podsOnly.listen(0, '127.0.0.1', resolve));
+  const kube = kubeconfigFor(`http://127.0.0.1:${(podsOnly.address() as { port: number }).port}`);
+  try {
+    expect(
+      refusal(
+        'FloatingIPs forbidden',
+        await runPlugin(cniEnv('ADD', 'f1', 'x', podArgs('web', 'u')), config({ kubeconfig: kube })),
+      ),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 104,
+      msg: `getting the FloatingIP of 198.51.100.73 for pod default/web: HTTP 403 (the ClusterRole of manifests/cni-rbac.yaml allows it): ${forbidden('198.51.100.73').message}`,
+    });
+    expect(
+      refusal(
+        'STATUS, FloatingIPs forbidden',
+        await runPlugin(cniEnv('STATUS', '', ''), config({ cniVersion: '1.1.0', kubeconfig: kube })),
+      ),
+    ).toEqual({
+      cniVersion: '1.1.0',
+      code: 50,
+      msg: `floatip-cni cannot serve ADD: getting a FloatingIP: HTTP 403: ${forbidden('0.0.0.0').message}`,
+    });
+  } finally {
+    podsOnly.close();
+  }
+});
+
 test('a pod that does not exist', async () => {
   const out = refusal(
     'no such pod',

@@ -2,18 +2,27 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEMO_NAMESPACES, type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
+import {
+  DEMO_NAMESPACES,
+  type EmbeddedApiServer,
+  FLOATINGIP_CRD,
+  startApiServer,
+} from '../../src/apiserver/index.js';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
-import { writeKubeconfig } from '../../bench/cni-fixtures.js';
+import { recordHolders, writeKubeconfig } from '../../bench/cni-fixtures.js';
 import { CNI_BIN } from './setup.js';
 
 export const startPodSource = (): Promise<EmbeddedApiServer> =>
-  startApiServer({ port: 0, seed: [...DEMO_NAMESPACES], log: () => undefined });
+  startApiServer({ port: 0, seed: [...DEMO_NAMESPACES, FLOATINGIP_CRD], log: () => undefined });
 
 export { createPod } from '../../bench/cni-fixtures.js';
 
+/** The annotation written as bind writes it: the addresses' FloatingIP objects first, then the pod's annotation. */
 export async function annotate(server: EmbeddedApiServer, name: string, annotation: unknown): Promise<void> {
-  const res = await fetch(`${server.url}/api/v1/namespaces/default/pods/${name}`, {
+  const url = `${server.url}/api/v1/namespaces/default/pods/${name}`;
+  const pod = (await (await fetch(url)).json()) as { metadata: { uid: string } };
+  recordHolders(server, name, pod.metadata.uid, annotation);
+  const res = await fetch(url, {
     method: 'PATCH',
     headers: { 'Content-Type': 'application/merge-patch+json' },
     body: JSON.stringify({

@@ -287,7 +287,7 @@ test('a kubeconfig written by hand: lists of the wrong shape, another scheme, a 
   const asked: string[] = [];
   const proxy: Server = createServer((req, res) => {
     asked.push(req.url!);
-    res.statusCode = req.url!.startsWith('/k8s/clusters/c-1/api/v1/') ? 404 : 502;
+    res.statusCode = /^\/k8s\/clusters\/c-1\/apis?\//.test(req.url!) ? 404 : 502;
     res.end('{"kind":"Status","message":"not found"}');
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
@@ -297,7 +297,10 @@ test('a kubeconfig written by hand: lists of the wrong shape, another scheme, a 
     expect({ code: run.code, stdout: run.stdout, asked }).toEqual({
       code: 0,
       stdout: '',
-      asked: ['/k8s/clusters/c-1/api/v1/namespaces/default/pods/floatip-cni-status-probe'],
+      asked: [
+        '/k8s/clusters/c-1/api/v1/namespaces/default/pods/floatip-cni-status-probe',
+        '/k8s/clusters/c-1/apis/galaxy.k8s.io/v1alpha1/floatingips/0.0.0.0',
+      ],
     });
   } finally {
     proxy.close();

@@ -237,6 +237,28 @@ test('GC leaves an attachment whose ADD is still running, and removes one whose 
   rmSync(bin, { recursive: true, force: true });
 });
 
+test('a pod whose creator wrote the annotation, set on its node past the scheduler, gets no interface for another pod’s address (106)', async () => {
+  const owner = await lab.addNamespace('owner');
+  const ownerUid = createPod(server, 'owner', dualStack(40));
+  const owned = await runPlugin(cniEnv('ADD', 'co', owner, podArgs('owner', ownerUid)), config(0), node(0));
+  expect({ code: owned.code, stderr: owned.stderr }).toEqual({ code: 0, stderr: '' });
+  const thief = await lab.addNamespace('thief');
+  const thiefUid = createPod(server, 'thief', dualStack(40), { holders: false });
+  const stolen = await runPlugin(cniEnv('ADD', 'ct', thief, podArgs('thief', thiefUid)), config(1), node(1));
+  expect({ code: stolen.code, out: stolen.out }).toEqual({
+    code: 1,
+    out: {
+      cniVersion: '1.0.0',
+      code: 106,
+      msg: `pod default/thief annotation names 198.51.100.40, which floatip has not given it: it is held by key NULL_default_NULL_owner (pod UID ${ownerUid})`,
+    },
+  });
+  expect(await ip('-n', thief, '-o', 'link')).not.toContain('eth0');
+  expect(existsSync(`${state}/underlay/ct:eth0.json`)).toBe(false);
+  const del = await runPlugin(cniEnv('DEL', 'co', owner), config(0), node(0));
+  expect(del.code).toBe(0);
+});
+
 test('ADD waits for the annotation floatip writes at bind, and a pod with request_ip_range groups gets one interface per ipinfo', async () => {
   const pod = await lab.addNamespace('late');
   const uid = createPod(server, 'late', { request_ip_range: [['198.51.100.30'], ['203.0.113.30']] });

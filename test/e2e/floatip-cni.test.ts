@@ -1,7 +1,8 @@
 // E2E-C1: the whole path. Pods bound through floatip as kube-scheduler's extender get their
 // ipinfos; floatip-cni, run inside two "node" network namespaces as kubelet would run it there,
-// reads each pod from the real kube-apiserver as the ServiceAccount of manifests/cni-rbac.yaml (get
-// pods only; its token and the cluster CA as files), configures the pod's namespace through the
+// reads each pod, and its addresses' FloatingIP objects, from the real kube-apiserver as the
+// ServiceAccount of manifests/cni-rbac.yaml (get pods and FloatingIPs only; its token and the
+// cluster CA as files), configures the pod's namespace through the
 // macvlan delegate, and the pods ping each other over IPv4 and IPv6.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -10,7 +11,8 @@ import { writeKubeconfig } from '../../bench/cni-fixtures.js';
 import { cniEnv, stateDir } from '../cni/helpers.js';
 import { Lab, NODE_API_PORT, pings, runPlugin } from '../cni/netns.js';
 import { ensureDebianPackages } from '../cni/setup.js';
-import { clusterKubeConfig, kubeLine, loadCluster } from './cluster.js';
+import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
+import { ENI_IP, clusterKubeConfig, kubeLine, loadCluster } from './cluster.js';
 import type { FakeKubelet } from './fake-kubelet.js';
 import { scenario, type FloatipProcess } from './floatip.js';
 import { GROUPS, onGroup } from './groups.js';
@@ -100,26 +102,26 @@ scenario(
     await createDeployment(deployment(ns, 'cni', { replicas: 2, nodeSelector: onGroup(g) }));
     const running = await pods.running('app=cni', 2);
     const state = stateDir();
+    const network = (node: number) => ({
+      cniVersion: '1.0.0',
+      name: 'underlay',
+      type: 'floatip-cni',
+      kubeconfig,
+      stateDir: state,
+      delegate: { type: 'macvlan', master: masters[node]!, mode: 'bridge' },
+    });
     const configured: { netns: string; v4: string; v6: string }[] = [];
     for (const [i, pod] of running.entries()) {
       const node = g.nodes.indexOf(pod.spec!.nodeName!);
       expect(node).toBeGreaterThanOrEqual(0);
       const netns = await lab.addNamespace(`pod${i}`);
-      const config = {
-        cniVersion: '1.0.0',
-        name: 'underlay',
-        type: 'floatip-cni',
-        kubeconfig,
-        stateDir: state,
-        delegate: { type: 'macvlan', master: masters[node]!, mode: 'bridge' },
-      };
       const args = {
         K8S_POD_NAMESPACE: ns,
         K8S_POD_NAME: pod.metadata!.name!,
         K8S_POD_UID: pod.metadata!.uid!,
       };
       const started = Date.now();
-      const add = await runPlugin(cniEnv('ADD', `sandbox-${i}`, netns, args), config, nodeNs[node]);
+      const add = await runPlugin(cniEnv('ADD', `sandbox-${i}`, netns, args), network(node), nodeNs[node]);
       note(`floatip-cni ADD of ${pod.metadata!.name} on ${pod.spec!.nodeName}: ${Date.now() - started} ms`);
       expect({ code: add.code, stderr: add.stderr }).toEqual({ code: 0, stderr: '' });
       const infos = ipinfosOf(pod);
@@ -134,6 +136,45 @@ scenario(
     expect(await pings(b.netns, a.v4)).toBe(true);
     expect(await pings(a.netns, b.v6)).toBe(true);
     expect(await pings(b.netns, a.v6)).toBe(true);
+
+    // a pod whose creator copied a running pod's annotation and set its node, past the scheduler
+    // and floatip's bind: no interface for the other pod's addresses
+    const victim = running[0]!;
+    const thief = 'cni-thief';
+    const created = await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: thief,
+          annotations: { [CNI_ARGS_ANNOTATION]: victim.metadata!.annotations![CNI_ARGS_ANNOTATION]! },
+        },
+        spec: {
+          nodeName: victim.spec!.nodeName!,
+          containers: [{ name: 'app', image: 'app', resources: { limits: { [ENI_IP]: '1' } } }],
+        },
+      },
+    });
+    const node = g.nodes.indexOf(victim.spec!.nodeName!);
+    const stolen = await runPlugin(
+      cniEnv('ADD', 'sandbox-thief', await lab.addNamespace('thief'), {
+        K8S_POD_NAMESPACE: ns,
+        K8S_POD_NAME: thief,
+        K8S_POD_UID: created.metadata!.uid!,
+      }),
+      network(node),
+      nodeNs[node],
+    );
+    expect({ code: stolen.code, refusal: stolen.out.code, msg: stolen.out.msg }).toEqual({
+      code: 1,
+      refusal: 106,
+      msg: expect.stringMatching(
+        new RegExp(
+          `^pod ${ns}/${thief} annotation names ${configured[0]!.v4.replace(/\./g, '\\.')}, which floatip has not given it: it is held by key dp_${ns}_cni_${victim.metadata!.name}`,
+        ),
+      ),
+    });
+    await core.deleteNamespacedPod({ namespace: ns, name: thief, gracePeriodSeconds: 0 });
+    await pods.podGone(thief);
     await expectConsistent('E2E-C1 configured', { floatip });
   },
 );
