@@ -1,6 +1,7 @@
 // What the webhook refuses, per kind. Each judgement reuses the decoder or validator the rest of
 // floatip applies to the same object after the fact, so a write refused here is exactly one the
 // watcher or the store would have refused (or ignored) later, in the same words.
+import { CNI_ARGS_ANNOTATION, type IPInfo, parseCniArgs } from '../cni/args.js';
 import type { GalaxyConfig } from '../config/galaxy-config.js';
 import { judgeConfigMap } from '../controller/pool-config.js';
 import {
@@ -60,10 +61,12 @@ export function judge(deps: JudgeDeps, req: AdmissionRequest): Verdict {
         ? floatingIP
         : group === GROUP && kind === 'Pool'
           ? pool
-          : undefined;
+          : group === '' && kind === 'Pod'
+            ? podAddresses
+            : undefined;
   if (!judged) {
     throw new BadReviewError(
-      `floatip judges ConfigMap, FloatingIP and Pool objects, not ${group || 'core'}/${version} ${kind} (check the webhook's rules)`,
+      `floatip judges ConfigMap, FloatingIP, Pool and Pod objects, not ${group || 'core'}/${version} ${kind} (check the webhook's rules)`,
     );
   }
   // deleting is never refused: floatip's caches follow deletions as they follow every change
@@ -149,4 +152,36 @@ function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
       `Pool ${req.namespace}/${name}: size ${decoded.size} is below what the pool holds (addresses for ${held} ${held === 1 ? 'pod' : 'pods'}); none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${name} size limit of ${decoded.size})`,
     ],
   };
+}
+
+/** The ipinfos of an object's CNI args annotation; none when it has none or it does not parse. */
+function ipinfosOf(o: ReviewedObject | undefined): readonly IPInfo[] {
+  const text = (metadataOf(o).annotations as Record<string, unknown> | undefined)?.[CNI_ARGS_ANNOTATION];
+  if (typeof text !== 'string') return [];
+  try {
+    return parseCniArgs(text).ipinfos;
+  } catch {
+    // floatip's bind refuses such a pod in the decoder's words; nothing here for a node to read
+    return [];
+  }
+}
+
+/**
+ * A pod's addresses are written into its annotation by floatip's bind, through the Binding (a
+ * subresource this webhook is not asked about); a pod written with addresses of its creator's
+ * choosing would be adopted (a free address, at the next resync) or configured on a node by a CNI
+ * that trusts the annotation. `request_ip_range`, what a pod asks for, stays the creator's.
+ */
+function podAddresses(_deps: JudgeDeps, req: AdmissionRequest): Verdict {
+  const written = ipinfosOf(req.object);
+  if (written.length === 0) return ALLOW;
+  const same = (a: IPInfo, b: IPInfo | undefined) =>
+    b !== undefined && a.ip === b.ip && a.vlan === b.vlan && a.gateway === b.gateway;
+  const before = req.operation === 'UPDATE' ? ipinfosOf(req.oldObject) : [];
+  if (written.length === before.length && written.every((info, i) => same(info, before[i]))) return ALLOW;
+  const pod = `${req.namespace}/${nameOf(req) || '(generated name)'}`;
+  const ips = listed(written.map((info) => info.ip));
+  return refuse(
+    `pod ${pod}: annotation ${CNI_ARGS_ANNOTATION} ${req.operation === 'CREATE' ? 'sets' : 'changes'} common.ipinfos (${ips}); a pod's addresses are written by floatip's bind alone: leave common.ipinfos out (request_ip_range may stay)`,
+  );
 }

@@ -2,7 +2,8 @@
 // calls it on 127.0.0.1 over HTTPS, trusting the caBundle (a CA made as the README's openssl
 // recipe makes it). The ValidatingWebhookConfiguration is manifests/webhook/webhook.yaml's, with
 // the URL and caBundle of this floatip instead of the in-cluster Service. kubectl apply of each
-// bad ConfigMap, FloatingIP and Pool is refused in floatip's words, good ones pass; with floatip
+// bad ConfigMap, FloatingIP and Pool is refused in floatip's words, good ones pass, as is a pod
+// written with addresses in its annotation; with floatip
 // stopped an unrelated ConfigMap is written at once, and a floatingip-config edit goes through
 // (Ignore) and is then judged by the watcher as without the webhook.
 import { execFile } from 'node:child_process';
@@ -93,6 +94,8 @@ const pool = (size: number) => ({
   size,
   preAllocateIP: false,
 });
+
+const CNI_ARGS = 'k8s.v1.cni.galaxy.io/args';
 
 const denied = (hook: string, message: string) =>
   `admission webhook "${hook}" denied the request: ${message}`;
@@ -251,6 +254,54 @@ scenario(
     );
     // the shipped configuration passes
     expect(await apply(configMap(SUITE_CONFIG))).toMatchObject({ code: 0 });
+  },
+);
+
+scenario(
+  'E2E-W4 pods: one created with addresses, or annotated with them, is refused; one that only asks, and a label edit, pass',
+  async () => {
+    const hook = 'pod.floatip.io';
+    const ipinfos = [{ ip: '10.131.2.79/24', vlan: 0, gateway: '10.131.2.1' }];
+    const asks = { request_ip_range: [['10.131.2.79']] };
+    const pod = (name: string, args: unknown) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', annotations: { [CNI_ARGS]: JSON.stringify(args) } },
+      spec: { containers: [{ name: 'app', image: 'app' }] },
+    });
+    const copied = await apply(pod('e2e-webhook-copy', { ...asks, common: { ipinfos } }));
+    expect(copied.code).not.toBe(0);
+    expect(copied.out).toContain(
+      denied(
+        hook,
+        `pod default/e2e-webhook-copy: annotation ${CNI_ARGS} sets common.ipinfos (10.131.2.79/24); a pod's addresses are written by floatip's bind alone: leave common.ipinfos out (request_ip_range may stay)`,
+      ),
+    );
+    expect(await apply(pod('e2e-webhook-ask', asks))).toMatchObject({
+      code: 0,
+      out: 'pod/e2e-webhook-ask created',
+    });
+    try {
+      const annotated = await kubectl([
+        '-n',
+        'default',
+        'annotate',
+        '--overwrite',
+        'pod',
+        'e2e-webhook-ask',
+        `${CNI_ARGS}=${JSON.stringify({ ...asks, common: { ipinfos } })}`,
+      ]);
+      expect(annotated.code).not.toBe(0);
+      expect(annotated.out).toContain(
+        denied(hook, `pod default/e2e-webhook-ask: annotation ${CNI_ARGS} changes`),
+      );
+      expect(await kubectl(['-n', 'default', 'label', 'pod', 'e2e-webhook-ask', 'tier=web'])).toMatchObject({
+        code: 0,
+        out: 'pod/e2e-webhook-ask labeled',
+      });
+    } finally {
+      await kubectl(['-n', 'default', 'delete', 'pod', 'e2e-webhook-ask', '--grace-period=0', '--force']);
+    }
   },
 );
 

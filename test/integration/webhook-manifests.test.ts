@@ -1,5 +1,6 @@
 // manifests/webhook/ says what the README says: ConfigMaps reach the webhook only with the label,
-// never wait long for it and pass when it is down; FloatingIP and Pool writes need it; the
+// never wait long for it and pass when it is down; FloatingIP and Pool writes need it; pods never
+// wait for it; the
 // certificate, the Secret, the Service and the patched Deployment fit together.
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
@@ -10,7 +11,7 @@ type Manifest = Record<string, any>;
 const docs = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Manifest);
 const [service, config] = docs('manifests/webhook/webhook.yaml') as [Manifest, Manifest];
 
-test('ConfigMaps: only labelled ones, Ignore, short; FloatingIP and Pool: Fail, short; v1 reviews only', () => {
+test('ConfigMaps: only labelled ones, Ignore, short; FloatingIP and Pool: Fail, short; pods: Ignore, short; v1 reviews only', () => {
   const byName = new Map<string, Manifest>(config.webhooks.map((w: Manifest) => [w.name, w]));
   expect(config.apiVersion).toBe('admissionregistration.k8s.io/v1');
   expect(byName.get('configmap.floatip.io')).toMatchObject({
@@ -25,6 +26,11 @@ test('ConfigMaps: only labelled ones, Ignore, short; FloatingIP and Pool: Fail, 
   expect(byName.get('pool.floatip.io')).toMatchObject({
     failurePolicy: 'Fail',
     rules: [{ resources: ['pools'] }],
+  });
+  // every pod of the cluster: none may wait for floatip
+  expect(byName.get('pod.floatip.io')).toMatchObject({
+    failurePolicy: 'Ignore',
+    rules: [{ apiGroups: [''], resources: ['pods'], operations: ['CREATE', 'UPDATE'] }],
   });
   for (const hook of byName.values()) {
     expect(hook).toMatchObject({ admissionReviewVersions: ['v1'], sideEffects: 'None' });

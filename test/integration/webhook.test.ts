@@ -94,6 +94,7 @@ async function review(
   kind: { group: string; version: string; kind: string },
   object: Record<string, unknown>,
   operation = 'CREATE',
+  oldObject?: Record<string, unknown>,
 ): Promise<Response> {
   const metadata = object.metadata as { name: string; namespace?: string };
   const uid = `uid-${++uids}`;
@@ -101,7 +102,15 @@ async function review(
     JSON.stringify({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
-      request: { uid, kind, operation, name: metadata.name, namespace: metadata.namespace ?? '', object },
+      request: {
+        uid,
+        kind,
+        operation,
+        name: metadata.name,
+        namespace: metadata.namespace ?? '',
+        object,
+        ...(oldObject ? { oldObject } : {}),
+      },
     }),
   );
   expect(answer.status).toBe(200);
@@ -114,6 +123,7 @@ async function review(
 const CONFIGMAP = { group: '', version: 'v1', kind: 'ConfigMap' };
 const FIP = { group: 'galaxy.k8s.io', version: 'v1alpha1', kind: 'FloatingIP' };
 const POOL = { group: 'galaxy.k8s.io', version: 'v1alpha1', kind: 'Pool' };
+const POD = { group: '', version: 'v1', kind: 'Pod' };
 
 const configMap = (
   floatingips: string,
@@ -323,6 +333,69 @@ describe('Pool objects', () => {
   });
 });
 
+describe('pods written with addresses', () => {
+  const ipinfo = (n: number) => ({ ip: `10.0.100.${n}/24`, vlan: 0, gateway: '10.0.100.1' });
+  const pod = (args?: unknown, labels: Record<string, string> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'web-copy',
+      namespace: 'default',
+      labels,
+      ...(args === undefined
+        ? {}
+        : {
+            annotations: {
+              'k8s.v1.cni.galaxy.io/args': typeof args === 'string' ? args : JSON.stringify(args),
+            },
+          }),
+    },
+    spec: { containers: [{ name: 'app', image: 'app' }] },
+  });
+  const asks = { request_ip_range: [['10.0.100.10~10.0.100.20']] };
+  const bound = { ...asks, common: { ipinfos: [ipinfo(10)] } };
+
+  test('a pod created with common.ipinfos is refused, naming them; one that only asks passes', async () => {
+    expect(await review(POD, pod({ common: { ipinfos: [ipinfo(10), ipinfo(11)] } }))).toMatchObject({
+      allowed: false,
+      status: {
+        code: 403,
+        message:
+          "pod default/web-copy: annotation k8s.v1.cni.galaxy.io/args sets common.ipinfos (10.0.100.10/24, 10.0.100.11/24); a pod's addresses are written by floatip's bind alone: leave common.ipinfos out (request_ip_range may stay)",
+      },
+    });
+    expect((await review(POD, pod(asks))).allowed).toBe(true);
+    expect((await review(POD, pod())).allowed).toBe(true);
+    expect((await review(POD, pod({ common: {} }))).allowed).toBe(true);
+    // what no node or adoption reads an address from: bind refuses it in the decoder's words
+    expect((await review(POD, pod('{"common":'))).allowed).toBe(true);
+  });
+
+  test('an update that leaves the addresses bind wrote passes; one that changes or adds them is refused', async () => {
+    expect((await review(POD, pod(bound, { tier: 'web' }), 'UPDATE', pod(bound))).allowed).toBe(true);
+    // the same addresses written with the keys in another order
+    const reordered = JSON.stringify({
+      common: { ipinfos: [{ gateway: '10.0.100.1', vlan: 0, ip: '10.0.100.10/24' }] },
+      ...asks,
+    });
+    expect((await review(POD, pod(reordered), 'UPDATE', pod(bound))).allowed).toBe(true);
+    expect((await review(POD, pod(asks), 'UPDATE', pod(bound))).allowed).toBe(true);
+    expect(
+      await review(POD, pod({ ...asks, common: { ipinfos: [ipinfo(12)] } }), 'UPDATE', pod(bound)),
+    ).toMatchObject({
+      allowed: false,
+      status: {
+        message: expect.stringMatching(
+          /^pod default\/web-copy: annotation k8s.v1.cni.galaxy.io\/args changes common.ipinfos \(10.0.100.12\/24\)/,
+        ),
+      },
+    });
+    expect(await review(POD, pod(bound), 'UPDATE', pod(asks))).toMatchObject({ allowed: false });
+    // deleting is never refused
+    expect((await review(POD, pod(bound), 'DELETE')).allowed).toBe(true);
+  });
+});
+
 describe('a review that is not one', () => {
   const good = {
     apiVersion: 'admission.k8s.io/v1',
@@ -357,7 +430,7 @@ describe('a review that is not one', () => {
         ...good,
         request: { ...good.request, kind: { group: 'apps', version: 'v1', kind: 'Deployment' } },
       }),
-      /floatip judges ConfigMap, FloatingIP and Pool objects, not apps\/v1 Deployment/,
+      /floatip judges ConfigMap, FloatingIP, Pool and Pod objects, not apps\/v1 Deployment/,
     ],
   ])('%s is a 400 naming what is wrong', async (_what, body, pattern) => {
     const answer = await post(body);
