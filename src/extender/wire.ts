@@ -6,7 +6,7 @@
 // resource names) are exact, as in Go. One decoder per message; bad input is a WireError, which the
 // server answers with 400 and its message.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { type GoHeld, goFieldKey, goIntegersWithFraction, goStruct } from '../ipam/index.js';
+import { type GoHeld, goFieldKey, goIntegersWithFraction, goStruct, writtenValues } from '../ipam/index.js';
 import { type GoType, apiType, goWrittenError, goTypeError, goTypes } from './go-types.js';
 import { joined } from './body-buffers.js';
 import type { KnownNodes } from './full-nodes.js';
@@ -380,6 +380,8 @@ export function decodeBindingArgs(body: unknown): BindingArgs {
 export interface MetaVictims {
   readonly pods: { readonly uid: string }[];
   readonly numPDBViolations: number;
+  /** The int64 as written where a double does not hold it (past 2^53): the answer echoes it exactly. */
+  readonly numPDBViolationsText?: string;
 }
 
 /** ExtenderPreemptionArgs, with full victims reduced to the meta form, as galaxy does. */
@@ -389,9 +391,26 @@ export interface PreemptionArgs {
   readonly victims: Map<string, MetaVictims> | null;
 }
 
+const META = 'NodeNameToMetaVictims';
+const FULL = 'NodeNameToVictims';
+
+/** How the integer at `path` (keys as the body wrote them) was written: the last one there, as JSON.parse keeps it. */
+function writtenInteger(raw: Buffer | undefined, path: readonly (string | undefined)[]): string | undefined {
+  if (raw === undefined || path.includes(undefined)) return undefined;
+  let found: string | undefined;
+  for (const value of writtenValues(raw.toString(), path.length))
+    if (
+      value.kind === 'long' &&
+      value.path.length === path.length &&
+      value.path.every((p, i) => p === path[i])
+    )
+      found = value.written;
+  return found;
+}
+
 /**
  * `raw`: the body's text, in which a NumPDBViolations written `1.0` or `1e0` is refused as Go's
- * decoder refuses it for an int (JSON.parse reads it as 1).
+ * decoder refuses it for an int (JSON.parse reads it as 1), and one past 2^53 read as written.
  */
 export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArgs {
   const [fraction] = raw
@@ -411,8 +430,8 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
     const value = field(args, name, 'nullable');
     return value === undefined || value === null ? undefined : asObject(value, name);
   };
-  const meta = given('NodeNameToMetaVictims');
-  const full = given('NodeNameToVictims');
+  const meta = given(META);
+  const full = given(FULL);
   const fullCount = full ? Object.keys(full).length : 0;
   // galaxy builds the meta map from the full one only when the meta map is empty and the full is not
   const isMeta = meta !== undefined && (Object.keys(meta).length > 0 || fullCount === 0);
@@ -433,7 +452,14 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
     // int64's bounds are checked in the text (fitsGoType below): past 2^53 a number is not exact
     if (typeof pdb !== 'number' || !Number.isInteger(pdb))
       throw new WireError(`${where}: NumPDBViolations must be an integer`);
-    victims.set(node, { pods: uids, numPDBViolations: pdb });
+    const text = Number.isSafeInteger(pdb)
+      ? undefined
+      : writtenInteger(raw, [
+          keyOf(args, isMeta ? META : FULL, 'nullable'),
+          node,
+          keyOf(entry, 'NumPDBViolations', 'value'),
+        ]);
+    victims.set(node, { pods: uids, numPDBViolations: pdb, ...(text ? { numPDBViolationsText: text } : {}) });
   }
   // Go decoded the whole message, both maps whichever galaxy then used: every field must fit
   fitsGoType(args, PREEMPTION_ARGS, '', raw);
@@ -488,10 +514,11 @@ export const encodeBindingResult = (error: string): string => JSON.stringify({ E
 
 export function encodePreemptionResult(victims: Map<string, MetaVictims> | null): string {
   if (victims === null) return '{"NodeNameToMetaVictims":null}';
-  // a node named __proto__ must stay a node
-  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const [node, v] of victims) {
-    out[node] = { Pods: v.pods.map((p) => ({ UID: p.uid })), NumPDBViolations: v.numPDBViolations };
-  }
-  return JSON.stringify({ NodeNameToMetaVictims: out });
+  // written out rather than JSON.stringify'd: an int64 past 2^53 goes back as it came (a double
+  // would print 2^63-1 as 9223372036854776000, which no Go int64 holds)
+  const entries = [...victims].map(
+    ([node, v]) =>
+      `${JSON.stringify(node)}:{"Pods":${JSON.stringify(v.pods.map((p) => ({ UID: p.uid })))},"NumPDBViolations":${v.numPDBViolationsText ?? JSON.stringify(v.numPDBViolations)}}`,
+  );
+  return `{"NodeNameToMetaVictims":{${entries.join(',')}}}`;
 }

@@ -171,6 +171,16 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
     expect([res.status, res.json]).toEqual([400, { Error: message }]);
   });
 
+  test('preempt answers an int64 past 2^53 as it was written, as Go echoes an int64', async () => {
+    const pod = await world.pod({ name: 'p1' });
+    const body = `{"Pod":${JSON.stringify(pod)},"NodeNameToMetaVictims":{"a1":{"Pods":[{"UID":"v1"}],"NumPDBViolations":9223372036854775807}}}`;
+    const res = await world.post('preempt', body);
+    expect([res.status, res.text]).toEqual([
+      200,
+      '{"NodeNameToMetaVictims":{"a1":{"Pods":[{"UID":"v1"}],"NumPDBViolations":9223372036854775807}}}',
+    ]);
+  });
+
   test('a body with anything after its JSON value is a 400 on both ports, and nothing is bound', async () => {
     const pod = await world.pod({ name: 'p1' });
     const bind = bindingArgs(pod);

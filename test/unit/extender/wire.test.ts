@@ -160,6 +160,26 @@ test('preempt: victims are type-checked too', () => {
   });
 });
 
+test('preempt: an int64 past 2^53 is answered as written, not as the double JSON.parse made of it', () => {
+  const cases = ['9223372036854775807', '-9223372036854775808', '12345678901234567'];
+  for (const written of cases) {
+    // the keys as an older client writes them: Go's decoder reads them case-insensitively
+    const text = `{"Pod":{"metadata":{"name":"p"}},"nodenametometavictims":{"n1":{"Pods":[{"UID":"u"}],"numPDBViolations":${written}},"n2":{"Pods":[],"NumPDBViolations":3}}}`;
+    const args = decodePreemptionArgs(JSON.parse(text), Buffer.from(text));
+    expect(args.victims!.get('n1')).toMatchObject({ numPDBViolationsText: written });
+    expect(args.victims!.get('n2')).toEqual({ pods: [], numPDBViolations: 3 });
+    expect(encodePreemptionResult(args.victims)).toBe(
+      `{"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"u"}],"NumPDBViolations":${written}},"n2":{"Pods":[],"NumPDBViolations":3}}}`,
+    );
+  }
+  // the value JSON.parse keeps of a key written twice is the last one's
+  const twice =
+    '{"Pod":{"metadata":{"name":"p"}},"NodeNameToMetaVictims":{"n1":{"Pods":[],"NumPDBViolations":1234567890123456789,"NumPDBViolations":9007199254740993}}}';
+  expect(encodePreemptionResult(decodePreemptionArgs(JSON.parse(twice), Buffer.from(twice)).victims)).toBe(
+    '{"NodeNameToMetaVictims":{"n1":{"Pods":[],"NumPDBViolations":9007199254740993}}}',
+  );
+});
+
 test.each<[string, Record<string, unknown>, string]>([
   ['neither map', {}, '{"NodeNameToMetaVictims":null}'],
   ['both null', { NodeNameToMetaVictims: null, NodeNameToVictims: null }, '{"NodeNameToMetaVictims":null}'],
