@@ -30,9 +30,10 @@ function timed(command: string, args: string[], env: Record<string, string>, std
   });
 }
 
+// each pod its own addresses: floatip-cni takes an address only from the pod its object names
 const ipinfos = (dual: boolean) => [
-  { ip: '198.51.100.10/24', vlan: 0, gateway: '198.51.100.1' },
-  ...(dual ? [{ ip: '2001:db8::10/64', vlan: 0, gateway: '2001:db8::1' }] : []),
+  { ip: `198.51.100.${dual ? 11 : 10}/24`, vlan: 0, gateway: '198.51.100.1' },
+  ...(dual ? [{ ip: '2001:db8::11/64', vlan: 0, gateway: '2001:db8::1' }] : []),
 ];
 
 const server = await startApiServer({
