@@ -15,6 +15,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import type { ReleaseEntry } from '../../src/fip/release.js';
+import { apiServerFailedPoolCall } from './churn-answers.js';
 import type { Replicas } from './churn-faults.js';
 import { CHURN_POOL, CHURN_POOL_SIZE } from './churn-workloads.js';
 import type { FloatipProcess } from './floatip.js';
@@ -52,19 +53,6 @@ export interface OperatorFigures {
 const FIP = { group: 'galaxy.k8s.io', version: 'v1alpha1', plural: 'floatingips' };
 const RESERVED_KEY = 'pool__reserved-for-node_';
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-/**
- * A Pool write the API server failed under a fault (unreachable, not answering), as the replica
- * words it: galaxy's documented 500 (its spec 9.5, 9.6: `server error: failed to create Pool: ...`),
- * or the 503 floatip answers when a deletion could not reach the API server. Any other 5xx is
- * floatip's own failure.
- */
-const apiServerFailedPoolWrite = (status: number, path: string, text: string): boolean =>
-  (status === 500 || status === 503) &&
-  path.startsWith('/v1/pool') &&
-  /(server error|service unavailable): .*(socket|ECONNRESET|ECONNREFUSED|disconnected|hang up|other side closed|no answer|timed out|aborted|HTTP 5\d\d)/i.test(
-    text,
-  );
 
 /** An item of GET /v1/ip, sent back to POST /v1/ip as listed. */
 type Listed = ReleaseEntry;
@@ -328,7 +316,7 @@ export class Operator {
       // the Lease while answering (its write refused before it reached the API server)
       (res.status === 503 &&
         /does not lead|decides once it has read the cluster again|not the leader of Lease/.test(text)) ||
-      apiServerFailedPoolWrite(res.status, path, text);
+      apiServerFailedPoolCall(res.status, path, text);
     if (!sensible || res.status === 400 || res.status === 405 || res.status === 415)
       this.problem(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
     let json: unknown;
