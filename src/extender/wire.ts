@@ -394,18 +394,23 @@ export interface PreemptionArgs {
 const META = 'NodeNameToMetaVictims';
 const FULL = 'NodeNameToVictims';
 
-/** How the integer at `path` (keys as the body wrote them) was written: the last one there, as JSON.parse keeps it. */
-function writtenInteger(raw: Buffer | undefined, path: readonly (string | undefined)[]): string | undefined {
-  if (raw === undefined || path.includes(undefined)) return undefined;
-  let found: string | undefined;
-  for (const value of writtenValues(raw.toString(), path.length))
-    if (
-      value.kind === 'long' &&
-      value.path.length === path.length &&
-      value.path.every((p, i) => p === path[i])
-    )
-      found = value.written;
-  return found;
+/**
+ * The integers of `raw` too long for a double, by their path 3 deep (keys as the body wrote them;
+ * the last at a path, as JSON.parse keeps it): read once per body, however many victims need them.
+ */
+function longIntegers(
+  raw: Buffer | undefined,
+): (path: readonly (string | undefined)[]) => string | undefined {
+  let found: Map<string, string> | undefined;
+  return (path) => {
+    if (raw === undefined || path.includes(undefined)) return undefined;
+    if (!found) {
+      found = new Map();
+      for (const value of writtenValues(raw.toString(), 3))
+        if (value.kind === 'long') found.set(JSON.stringify(value.path), value.written);
+    }
+    return found.get(JSON.stringify(path));
+  };
 }
 
 /**
@@ -426,6 +431,7 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
   const args = asObject(body, 'the request body');
   const pod = requestPod(field(args, 'Pod', 'nullable'));
   const victims = new Map<string, MetaVictims>();
+  const writtenInteger = longIntegers(raw);
   const given = (name: string) => {
     const value = field(args, name, 'nullable');
     return value === undefined || value === null ? undefined : asObject(value, name);
@@ -454,7 +460,7 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
       throw new WireError(`${where}: NumPDBViolations must be an integer`);
     const text = Number.isSafeInteger(pdb)
       ? undefined
-      : writtenInteger(raw, [
+      : writtenInteger([
           keyOf(args, isMeta ? META : FULL, 'nullable'),
           node,
           keyOf(entry, 'NumPDBViolations', 'value'),
