@@ -12,15 +12,16 @@
 // perf-profile.ts), _TRACE=1 (one more run per floatip mode through a timing proxy, for floatip's
 // per-verb latency), _PROFILE=1 (one more nodeCacheCapable run with floatip under node --cpu-prof,
 // summarised over the measured run; _PROFILE=full or baseline profiles floatip in that mode
-// instead), _MODES (default baseline,tiny-crd,tiny-crd-watch,tiny-crd-full,ncc,full; also tiny, and
-// ncc-noprio: nodeCacheCapable without the prioritize verb). `tiny` is the smallest extender that
+// instead), _MODES (default baseline,tiny-crd,tiny-crd-watch,tiny-crd-full,ncc,full; also tiny,
+// tiny-crd-pods and ncc-noprio: nodeCacheCapable without the prioritize verb). `tiny` is the smallest extender that
 // binds (test/e2e/tiny-extender.ts: keeps every node, scores them alike, binds with a fixed
 // annotation) with nodeCacheCapable: what the extender mechanism itself costs; `tiny-crd` is the
 // same plus one FloatingIP object created per bind, as floatip records each address: the floor of
 // floatip with nodeCacheCapable; `tiny-crd-watch` is tiny-crd that also follows, with floatip's
 // reflector, what floatip follows that changes with its pods (pods, nodes, Deployments,
 // StatefulSets, FloatingIPs): the floor of an IPAM that watches the pods it places, as floatip must
-// to release their addresses; `tiny-crd-full` is tiny-crd sent full Nodes (it parses them and
+// to release their addresses; `tiny-crd-pods` (not in the default set) follows the pods alone: the
+// least that any IPAM releasing a deleted pod's address must watch; `tiny-crd-full` is tiny-crd sent full Nodes (it parses them and
 // echoes them back): the floor of floatip without. Every run prints floatip's or the floor's own
 // CPU-seconds per 1,000 pods, from its process accounting (the floor runs as a process of its own,
 // test/e2e/tiny-floor.ts); and floatip's mean time per verb and its garbage collections, from its
@@ -87,11 +88,20 @@ const CONFIG: ConfigEntry[] = [
 ];
 
 type Mode =
-  'baseline' | 'tiny' | 'tiny-crd' | 'tiny-crd-watch' | 'tiny-crd-full' | 'ncc' | 'full' | 'ncc-noprio';
+  | 'baseline'
+  | 'tiny'
+  | 'tiny-crd'
+  | 'tiny-crd-pods'
+  | 'tiny-crd-watch'
+  | 'tiny-crd-full'
+  | 'ncc'
+  | 'full'
+  | 'ncc-noprio';
 const ALL_MODES: Mode[] = [
   'baseline',
   'tiny',
   'tiny-crd',
+  'tiny-crd-pods',
   'tiny-crd-watch',
   'tiny-crd-full',
   'ncc',
@@ -108,6 +118,7 @@ const LABEL: Record<Mode, string> = {
   baseline: 'no extender (baseline)',
   tiny: 'tiny extender (floor), ncc',
   'tiny-crd': 'tiny + a FloatingIP per pod',
+  'tiny-crd-pods': 'tiny-crd + watching pods',
   'tiny-crd-watch': 'tiny-crd + watching as floatip',
   'tiny-crd-full': 'tiny-crd, full Nodes',
   ncc: 'floatip, nodeCacheCapable=true',
@@ -230,7 +241,7 @@ async function runOnce(mode: Mode, round: number, kind: RunKind = {}): Promise<R
     await floatip!.stop();
     tiny = await startTinyFloor({
       recordObjects: mode !== 'tiny',
-      watch: mode === 'tiny-crd-watch',
+      watch: mode === 'tiny-crd-watch' || (mode === 'tiny-crd-pods' && 'pods'),
       nodeArgs: NODE_ARGS,
     });
   } else if (kind.trace) {

@@ -51,16 +51,17 @@ export async function startTinyExtender(
     /**
      * Also follow, with floatip's own reflector, every resource floatip follows that changes with
      * the pods it places (pods, nodes, Deployments, StatefulSets, FloatingIPs): for bench:e2e, the
-     * least an IPAM that watches the pods it places pays besides answering and writing.
+     * least an IPAM that watches the pods it places pays besides answering and writing. `'pods'`:
+     * the pods alone, the least any IPAM that releases a deleted pod's address must watch.
      */
-    watch?: boolean;
+    watch?: boolean | 'pods';
   } = {},
 ): Promise<TinyExtender> {
   // pooled keep-alive connections and one plain POST per write, as floatip writes: the floor is no
   // heavier than what it is compared with
   const kc = shareConnections(options.kubeConfig ?? clusterKubeConfig());
   const writer = new JsonPost(kc);
-  const watching = options.watch ? await startWatching(kc) : undefined;
+  const watching = options.watch ? await startWatching(kc, options.watch === 'pods') : undefined;
   let recorded = 0;
   const calls = { filter: 0, prioritize: 0, bind: 0, preempt: 0, other: 0 };
   const filterForms = new Set<'Nodes' | 'NodeNames'>();
@@ -169,9 +170,13 @@ export async function startTinyExtender(
 }
 
 /** The caches floatip keeps of what changes with its pods, started; resolves to how to stop them. */
-async function startWatching(kubeConfig: KubeConfig): Promise<() => Promise<void>> {
+async function startWatching(kubeConfig: KubeConfig, podsOnly: boolean): Promise<() => Promise<void>> {
   const log = silentLogger();
   const cluster = new ClusterCache(kubeConfig, log);
+  if (podsOnly) {
+    await cluster.pods.start();
+    return () => cluster.pods.stop();
+  }
   const api = new CustomResourceClient(kubeConfig, {
     group: GROUP,
     version: VERSION,

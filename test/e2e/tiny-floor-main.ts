@@ -10,7 +10,7 @@ import { startTinyExtender } from './tiny-extender.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as {
   recordObjects?: boolean;
-  watch?: boolean;
+  watch?: boolean | 'pods';
   port?: number;
   /** The kubeconfig to write and watch with (floatip's); the cluster's admin one without. */
   kubeconfig?: string;

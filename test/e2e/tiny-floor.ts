@@ -29,7 +29,7 @@ const BUNDLE = join(REPO_ROOT, 'dist/test/tiny-floor.mjs');
 let bundled: Promise<unknown> | undefined;
 
 export async function startTinyFloor(
-  options: { recordObjects?: boolean; watch?: boolean; nodeArgs?: readonly string[] } = {},
+  options: { recordObjects?: boolean; watch?: boolean | 'pods'; nodeArgs?: readonly string[] } = {},
 ): Promise<TinyFloor> {
   bundled ??= build({
     entryPoints: [join(REPO_ROOT, 'test/e2e/tiny-floor-main.ts')],
