@@ -337,6 +337,10 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
         res.destroy();
         return;
       }
+      // as kube-apiserver's responsewriters: the Status's wait, where it names one, as the header
+      // clients act on (client-go sends the request again after it)
+      const wait = apiError.details?.retryAfterSeconds;
+      if (wait !== undefined && wait > 0) res.setHeader('Retry-After', String(wait));
       sendObject(res, apiError.code, apiError.toStatus());
     });
   };

@@ -196,5 +196,7 @@ export function internalError(err: unknown): ApiError {
 /** A Status for a fault a test injected, shaped like the real one for that code. */
 export function injectedStatus(code: number, message: string | undefined, reason?: StatusReason): ApiError {
   const why = reason ?? reasonForCode(code);
-  return new ApiError(code, why, message ?? `injected fault: ${why || 'HTTP ' + code}`);
+  // a 429 asks for a second's wait, as kube-apiserver's in-flight limit and flow control answer
+  const details = code === 429 ? { retryAfterSeconds: 1 } : undefined;
+  return new ApiError(code, why, message ?? `injected fault: ${why || 'HTTP ' + code}`, details);
 }

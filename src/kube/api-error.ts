@@ -44,7 +44,8 @@ export function answerError(status: number, text: string, what: string): KubeApi
     s = undefined;
   }
   const reason = typeof s?.reason === 'string' ? s.reason : '';
-  const message = typeof s?.message === 'string' ? s.message : text || `HTTP ${status}`;
+  // a plain-text answer (kube-apiserver's 429) ends with a newline that is no part of what it says
+  const message = typeof s?.message === 'string' ? s.message : text.trim() || `HTTP ${status}`;
   return new KubeApiError(status, reason, `${what}: ${message}`);
 }
 

@@ -77,6 +77,7 @@ export class ClusterWorld {
       },
       `bind pod ${namespace}/${name} to ${node}`,
       timeoutMs,
+      this.guard,
     );
   }
 

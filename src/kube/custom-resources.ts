@@ -150,10 +150,13 @@ export class CustomResourceClient {
     }
   }
 
-  /** Creates the object (FloatingIPs on every bind: the lean writer, json-post.ts), answered within `timeoutMs`. */
-  async create(body: object, timeoutMs?: number): Promise<unknown> {
+  /**
+   * Creates the object (FloatingIPs on every bind: the lean writer, json-post.ts), answered within
+   * `timeoutMs`; a 429 is sent again within it only while `mayResend` does not throw.
+   */
+  async create(body: object, timeoutMs?: number, mayResend?: () => void): Promise<unknown> {
     const name = (body as { metadata?: { name?: string } }).metadata?.name;
-    return this.writer.post(this.path, body, `create ${this.describe(name)}`, timeoutMs);
+    return this.writer.post(this.path, body, `create ${this.describe(name)}`, timeoutMs, mayResend);
   }
 
   /** A JSON merge patch; a `metadata.resourceVersion` in it makes it conditional. */

@@ -4,6 +4,13 @@
 // middleware chain and an AbortController, a third of floatip's CPU per bound pod in bench:e2e's
 // profile. Here each POST is one request on undici's pool for the API server (api-connection.ts),
 // or node's request on client-node's agent for a server behind a proxy.
+//
+// A 429 with a Retry-After is sent again after that wait, while the caller's deadline allows, as
+// client-go does for every call (galaxy's two writes included): kube-apiserver answers 429 when its
+// in-flight limit or priority-and-fairness queue turns a request away before any handler saw it,
+// so nothing was written and the same POST may go again. client-go also retries a 5xx that carries
+// a Retry-After; here that stays the caller's failure, since a 500 ServerTimeout can come after
+// etcd applied the write, and a create sent again would then meet its own object.
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errors as undiciErrors } from 'undici';
@@ -11,10 +18,23 @@ import { ApiConnection, type ConnectionSettings } from './api-connection.js';
 import { answerError, KubeApiError } from './api-error.js';
 import { REQUEST_TIMEOUT_MS } from './shared-agent.js';
 
-/** The answer as it came: its status and body. */
+/** The answer as it came: its status, body, and Retry-After header. */
 interface Answer {
   readonly status: number;
   readonly text: string;
+  readonly retryAfter: string | undefined;
+}
+
+/** client-go's maxRetries: at most this many sends of one write. */
+export const MAX_SENDS = 10;
+
+/**
+ * How long a 429 asks to wait, in ms, as client-go reads it (whole seconds, `strconv.Atoi`); none
+ * for an HTTP date or anything else, and then the 429 is the answer.
+ */
+export function retryAfterMs(header: string | undefined): number | undefined {
+  if (header === undefined || !/^[+-]?[0-9]{1,9}$/.test(header)) return undefined;
+  return Math.max(0, Number(header)) * 1000;
 }
 
 export class JsonPost {
@@ -27,17 +47,43 @@ export class JsonPost {
   /**
    * POSTs `body` as JSON to `path` on the API server; the answer's parsed body, or a KubeApiError
    * (the Status the server answered, or status 0 when no answer came: the kubeconfig's TLS material
-   * unusable, the server unreachable or refused, or no answer within `timeoutMs`).
+   * unusable, the server unreachable or refused, or no answer within `timeoutMs`). A 429 is sent
+   * again after its Retry-After when that ends within `timeoutMs`, each time only if `mayResend`
+   * (the caller's leadership check) does not throw.
    */
-  async post(path: string, body: unknown, what: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<unknown> {
+  async post(
+    path: string,
+    body: unknown,
+    what: string,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+    mayResend: () => void = () => undefined,
+  ): Promise<unknown> {
     const payload = JSON.stringify(body);
+    const deadline = Date.now() + timeoutMs;
+    let answer = await this.send(path, payload, what, timeoutMs);
+    for (let sends = 1; answer.status === 429 && sends < MAX_SENDS; sends++) {
+      const wait = retryAfterMs(answer.retryAfter);
+      if (wait === undefined || Date.now() + wait >= deadline) break;
+      await sleep(wait);
+      mayResend();
+      answer = await this.send(path, payload, what, deadline - Date.now());
+    }
+    if (answer.status < 200 || answer.status >= 300) throw answerError(answer.status, answer.text, what);
+    try {
+      return answer.text ? JSON.parse(answer.text) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** One send of the write; throws a KubeApiError of status 0 when no answer came. */
+  private async send(path: string, payload: string, what: string, timeoutMs: number): Promise<Answer> {
     const ms = Math.max(1, Math.floor(timeoutMs));
-    let answer: Answer;
     try {
       // inside: the kubeconfig's TLS material is parsed here (a key that is not the certificate's
       // fails now, not at connect), and its failure names this write as any other does
       const settings = await this.connection.current();
-      answer = await (settings.pool
+      return await (settings.pool
         ? viaPool(settings, path, payload, ms)
         : viaAgent(settings, path, payload, ms));
     } catch (err) {
@@ -50,14 +96,12 @@ export class JsonPost {
           : e.message;
       throw new KubeApiError(0, '', `${what}: ${why}`);
     }
-    if (answer.status < 200 || answer.status >= 300) throw answerError(answer.status, answer.text, what);
-    try {
-      return answer.text ? JSON.parse(answer.text) : undefined;
-    } catch {
-      return undefined;
-    }
   }
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
  * A write's headers for these settings, built once per settings (they change at most once per
@@ -93,6 +137,7 @@ function viaPool(settings: ConnectionSettings, path: string, payload: string, ms
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status = 0;
+    let retryAfter: string | undefined;
     settings.pool!.dispatch(
       {
         path: settings.prefix + path,
@@ -104,14 +149,15 @@ function viaPool(settings: ConnectionSettings, path: string, payload: string, ms
       },
       {
         onRequestStart() {},
-        onResponseStart(_controller, statusCode) {
+        onResponseStart(_controller, statusCode, headers) {
           status = statusCode;
+          retryAfter = header(headers['retry-after']);
         },
         onResponseData(_controller, chunk) {
           chunks.push(chunk);
         },
         onResponseEnd() {
-          resolve({ status, text: Buffer.concat(chunks).toString('utf8') });
+          resolve({ status, text: Buffer.concat(chunks).toString('utf8'), retryAfter });
         },
         onResponseError(_controller, err) {
           reject(err);
@@ -141,7 +187,11 @@ function viaAgent(settings: ConnectionSettings, path: string, payload: string, m
         });
         res.on('end', () => {
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString('utf8'),
+            retryAfter: header(res.headers['retry-after']),
+          });
         });
       },
     );

@@ -245,7 +245,7 @@ export class FloatingIPStore {
       await this.versions.withAddress(a.ip, async () => {
         if (this.allocator.get(a.ip) !== a) return; // changed meanwhile: nothing to restore
         this.guard();
-        const created = await this.api.create(toFloatingIPObject(a));
+        const created = await this.api.create(toFloatingIPObject(a), undefined, this.guard);
         this.versions.raise(a.ip, versionOf(created));
         this.log.info({ ip: a.ip, key: a.key, podUid: a.podUid }, 'FloatingIP object written again');
       });
@@ -276,7 +276,7 @@ export class FloatingIPStore {
           if (left !== undefined && left <= 0) {
             throw new Error(`no time left to create FloatingIP ${objectNameOf(a.ip)} for ${a.key}`);
           }
-          const created = await this.api.create(toFloatingIPObject(a), left);
+          const created = await this.api.create(toFloatingIPObject(a), left, this.guard);
           const version = versionOf(created);
           this.versions.raise(a.ip, version);
           return version;

@@ -579,6 +579,18 @@ describe('E5-3 bind', () => {
     await world.expectConsistent();
   });
 
+  test('E5-3m the API server turning writes away (429, Retry-After: 1, its in-flight limit): each is sent again after the wait, as galaxy’s client-go does, and the bind succeeds', async () => {
+    const pod = await world.pod({ name: 'busy-0' });
+    world.server.faults.failNext({ verb: 'create', resource: 'floatingips', name: '10.0.100.10' }, 429);
+    world.server.faults.failNext({ verb: 'create', resource: 'pods/binding', name: 'busy-0' }, 429);
+    const started = Date.now();
+    expect(await world.bind(pod, 'a2')).toBe('');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(await world.addressesOf('busy-0')).toEqual(['10.0.100.10', 'fd00:100::10']);
+    expect(world.floatip.allocator.size).toBe(2);
+    await world.expectConsistent();
+  });
+
   test('E5-3h a binding stalled past the bind’s budget: answered in time, the pod keeps its addresses, and they agree when it lands', async () => {
     const pod = await world.pod({ name: 'slow-0' });
     // the API server holds the binding, then applies it: its answer comes after the scheduler stopped waiting

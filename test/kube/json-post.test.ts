@@ -9,7 +9,7 @@ import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { webhookCertificate } from '../integration/webhook-tls.js';
 import { KubeApiError } from '../../src/kube/api-error.js';
-import { JsonPost } from '../../src/kube/json-post.js';
+import { JsonPost, MAX_SENDS, retryAfterMs } from '../../src/kube/json-post.js';
 import { shareConnections } from '../../src/kube/shared-agent.js';
 
 interface Seen {
@@ -19,7 +19,9 @@ interface Seen {
   body: string;
 }
 
-async function apiServer(answer: (seen: Seen) => [number, string] | undefined) {
+async function apiServer(
+  answer: (seen: Seen) => [number, string] | [number, string, Record<string, string>] | undefined,
+) {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -34,7 +36,7 @@ async function apiServer(answer: (seen: Seen) => [number, string] | undefined) {
       seen.push(s);
       const reply = answer(s);
       if (!reply) return; // never answers
-      res.writeHead(reply[0], { 'Content-Type': 'application/json' }).end(reply[1]);
+      res.writeHead(reply[0], { 'Content-Type': 'application/json', ...reply[2] }).end(reply[1]);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -106,6 +108,99 @@ test('a refusal is the server’s Status; no answer in time is status 0', async 
   } finally {
     api.close();
   }
+});
+
+/** What kube-apiserver's in-flight limit answers (with `Retry-After: 1`): plain text, not a Status. */
+const TOO_MANY = 'Too many requests, please try again later.\n';
+
+test('a 429 with a Retry-After is sent again after that wait, as client-go does: the bind goes on', async () => {
+  let refusals = 2;
+  const api = await apiServer(() =>
+    refusals-- > 0 ? [429, TOO_MANY, { 'Retry-After': '1' }] : [201, '{"metadata":{"name":"10.0.0.1"}}'],
+  );
+  try {
+    const started = Date.now();
+    const answer = await api.writer.post('/apis/x/floatingips', { n: 1 }, 'create 10.0.0.1', 5_000);
+    expect(answer).toEqual({ metadata: { name: '10.0.0.1' } });
+    // the server's wait, twice: not sooner
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(api.seen.map((s) => [s.url, s.body])).toEqual([
+      ['/prefix/apis/x/floatingips', '{"n":1}'],
+      ['/prefix/apis/x/floatingips', '{"n":1}'],
+      ['/prefix/apis/x/floatingips', '{"n":1}'],
+    ]);
+  } finally {
+    api.close();
+  }
+});
+
+test('a 429 is the answer when its wait would end past the deadline, when it names no whole seconds, and after client-go’s ten sends', async () => {
+  const cases: { retryAfter?: string; timeoutMs: number; sends: number }[] = [
+    { retryAfter: '1', timeoutMs: 900, sends: 1 },
+    { retryAfter: '3', timeoutMs: 2_500, sends: 1 },
+    { timeoutMs: 5_000, sends: 1 },
+    { retryAfter: '1.5', timeoutMs: 5_000, sends: 1 },
+    { retryAfter: 'Wed, 21 Oct 2015 07:28:00 GMT', timeoutMs: 5_000, sends: 1 },
+    { retryAfter: '0', timeoutMs: 5_000, sends: MAX_SENDS },
+  ];
+  for (const c of cases) {
+    const api = await apiServer(() => [
+      429,
+      TOO_MANY,
+      c.retryAfter === undefined ? ({} as Record<string, string>) : { 'Retry-After': c.retryAfter },
+    ]);
+    try {
+      const started = Date.now();
+      const refused = await api.writer
+        .post('/api/v1/x/binding', {}, 'bind p1', c.timeoutMs)
+        .catch((e: unknown) => e);
+      expect({ ...c, status: (refused as KubeApiError).status, sent: api.seen.length }).toEqual({
+        ...c,
+        status: 429,
+        sent: c.sends,
+      });
+      expect((refused as KubeApiError).message).toBe('bind p1: Too many requests, please try again later.');
+      // given up at once, not after waiting out a wait that could not help
+      if (c.sends === 1) expect(Date.now() - started).toBeLessThan(500);
+    } finally {
+      api.close();
+    }
+  }
+});
+
+test('a 429 is sent again only while the caller may still write (a deposed leader stops), and a 5xx with a Retry-After is not sent again', async () => {
+  const api = await apiServer((s) =>
+    s.url.endsWith('/binding')
+      ? [429, TOO_MANY, { 'Retry-After': '0' }]
+      : [500, '{"reason":"ServerTimeout","message":"timed out"}', { 'Retry-After': '0' }],
+  );
+  try {
+    const deposed = new Error('not the leader');
+    let checks = 0;
+    const stopped = await api.writer
+      .post('/api/v1/x/binding', {}, 'bind p1', 5_000, () => {
+        if (++checks === 2) throw deposed;
+      })
+      .catch((e: unknown) => e);
+    expect(stopped).toBe(deposed);
+    expect(api.seen).toHaveLength(2);
+    const failed = await api.writer
+      .post('/apis/x/floatingips', {}, 'create 10.0.0.1', 5_000)
+      .catch((e: unknown) => e);
+    expect(failed).toMatchObject({ status: 500, message: 'create 10.0.0.1: timed out' });
+    expect(api.seen).toHaveLength(3);
+  } finally {
+    api.close();
+  }
+});
+
+test('Retry-After is read as client-go reads it: whole seconds, a sign allowed, nothing else', () => {
+  expect(
+    ['1', '0', '+2', '-1', '007', ' 1', '1.5', '1s', '', 'Wed, 21 Oct 2015 07:28:00 GMT', '9999999999'].map(
+      (h) => retryAfterMs(h),
+    ),
+  ).toEqual([1_000, 0, 2_000, 0, 7_000, undefined, undefined, undefined, undefined, undefined, undefined]);
+  expect(retryAfterMs(undefined)).toBeUndefined();
 });
 
 /** A kubeconfig for `server` trusting `ca`, with a client certificate and key, connections shared. */
@@ -185,7 +280,10 @@ test('a kubeconfig whose client key is not its certificate’s: the write fails 
 
 test('a cluster behind the kubeconfig’s proxy-url is written to through that proxy', async () => {
   // the proxy tunnels every CONNECT to the stand-in API server, whatever address it names
-  const api = await apiServer(() => [201, '{"via":"proxy"}']);
+  let refusals = 1;
+  const api = await apiServer(() =>
+    refusals-- > 0 ? [429, TOO_MANY, { 'Retry-After': '0' }] : [201, '{"via":"proxy"}'],
+  );
   const tunnels: string[] = [];
   const proxy = createServer();
   proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
@@ -216,8 +314,10 @@ test('a cluster behind the kubeconfig’s proxy-url is written to through that p
     });
     const answer = await new JsonPost(shareConnections(kc)).post('/api/v1/x', { c: 3 }, 'create x', 5_000);
     expect(answer).toEqual({ via: 'proxy' });
-    expect(tunnels).toEqual(['192.0.2.1:6443']);
+    expect(new Set(tunnels)).toEqual(new Set(['192.0.2.1:6443']));
+    // a 429 is sent again this way too
     expect(api.seen.map((s) => [s.url, s.body, s.headers.authorization])).toEqual([
+      ['/prefix/api/v1/x', '{"c":3}', 'Bearer secret-token'],
       ['/prefix/api/v1/x', '{"c":3}', 'Bearer secret-token'],
     ]);
   } finally {
