@@ -12,6 +12,7 @@
 // a Retry-After; here that stays the caller's failure, since a 500 ServerTimeout can come after
 // etcd applied the write, and a create sent again would then meet its own object.
 import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errors as undiciErrors } from 'undici';
 import { ApiConnection, type ConnectionSettings } from './api-connection.js';
@@ -98,8 +99,6 @@ export class JsonPost {
     }
   }
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 

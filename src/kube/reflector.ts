@@ -7,6 +7,7 @@
 // would otherwise be followed forever: every watch asks the server to end it after
 // `watchTimeoutSeconds`, so a healthy one ends by then; one still open `SILENCE_GRACE_MS` later
 // (or still waiting for its response headers) is given up on and watched again from its version.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
 import { ApiConnection } from './api-connection.js';
@@ -350,5 +351,3 @@ export class Reflector<T extends KubernetesObject> {
     }
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
