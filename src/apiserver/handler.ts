@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { apiVersions, groupDocument, groupList, resourceList, SERVER_VERSION } from './discovery.js';
 import type { FaultController, FaultRule } from './faults.js';
 import { checkFields, fieldValidationOf } from './field-validation.js';
-import { readJson, readObject, send, sendObject } from './http-io.js';
+import { bufferBody, readJson, readObject, send, sendObject } from './http-io.js';
 import { openApiV2Format, responseFormat } from './media.js';
 import { encodeOpenApiV2 } from './gnostic.js';
 import { documentTarget, openApiDocument, openApiRoot } from './openapi.js';
@@ -167,7 +167,11 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
     });
     if (fault) {
-      if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (fault.delayMs > 0) {
+        if (target.verb === 'update' || target.verb === 'patch' || target.verb === 'delete')
+          await bufferBody(req);
+        await new Promise((r) => setTimeout(r, fault.delayMs));
+      }
       if (fault.error) throw fault.error;
     }
     if (target.verb === 'create' && REVIEW_RESOURCES.has(`${target.group}/${target.resource}`)) {

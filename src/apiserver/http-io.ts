@@ -23,7 +23,28 @@ export function sendObject(res: ServerResponse, code: number, body: unknown): vo
   send(res, code, JSON.stringify(body));
 }
 
+/** Each request's body, read once: a held write reads it before its hold (bufferBody). */
+const bodies = new WeakMap<IncomingMessage, Promise<Buffer>>();
+
 function readBody(req: IncomingMessage): Promise<Buffer> {
+  let body = bodies.get(req);
+  if (!body) {
+    body = readBodyOnce(req);
+    bodies.set(req, body);
+  }
+  return body;
+}
+
+/**
+ * Reads the request's body now, for a later readJson or readObject: a write held by a fault is
+ * then applied even if its caller stopped waiting meanwhile, as a write stalled inside
+ * kube-apiserver can be. A failure is left for that later read to report.
+ */
+export async function bufferBody(req: IncomingMessage): Promise<void> {
+  await readBody(req).catch(() => undefined);
+}
+
+function readBodyOnce(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -110,6 +110,41 @@ test('a delay is observable and the request then succeeds', async () => {
   expect(Date.now() - again).toBeLessThan(delayed - 200);
 });
 
+test('a held write is applied even when its caller stopped waiting, as a write stalled inside kube-apiserver can be', async () => {
+  for (const name of ['10.0.100.61', '10.0.100.62', '10.0.100.63'])
+    await custom.createClusterCustomObject({ ...FIP, body: fip(name) });
+  const path = (name: string) => `/apis/galaxy.k8s.io/v1alpha1/floatingips/${name}`;
+  const current = (await custom.getClusterCustomObject({ ...FIP, name: '10.0.100.63' })) as object;
+  const writes: [string, string, string, string][] = [
+    ['patch', 'PATCH', '10.0.100.61', JSON.stringify({ spec: { key: 'patched' } })],
+    ['delete', 'DELETE', '10.0.100.62', '{}'],
+    [
+      'update',
+      'PUT',
+      '10.0.100.63',
+      JSON.stringify({ ...current, spec: { ...(fip('x')['spec'] as object), key: 'replaced' } }),
+    ],
+  ];
+  for (const [verb, method, name, body] of writes) {
+    server.faults.delayNext({ verb: verb as 'patch', resource: 'floatingips', name }, 300);
+    const contentType = verb === 'patch' ? 'application/merge-patch+json' : 'application/json';
+    const gaveUp = await fetch(server.url + path(name), {
+      method,
+      headers: { 'Content-Type': contentType },
+      body,
+      signal: AbortSignal.timeout(50),
+    }).then(
+      () => 'answered',
+      (e: Error) => e.name,
+    );
+    expect([verb, gaveUp]).toEqual([verb, 'TimeoutError']);
+  }
+  await new Promise((r) => setTimeout(r, 600));
+  expect((await http(server, 'GET', path('10.0.100.61'))).json).toMatchObject({ spec: { key: 'patched' } });
+  expect((await http(server, 'GET', path('10.0.100.62'))).status).toBe(404);
+  expect((await http(server, 'GET', path('10.0.100.63'))).json).toMatchObject({ spec: { key: 'replaced' } });
+});
+
 test('the same controls over HTTP under /_floatip/', async () => {
   const injected = await http(server, 'POST', '/_floatip/faults', {
     verb: 'get',
