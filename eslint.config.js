@@ -12,5 +12,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          property: 'makeApiClient',
+          message:
+            'make typed clients with apiClient (src/kube/resend.ts): its calls resend a 429 as client-go does',
+        },
+      ],
+    },
+  },
   ...doorRules(),
 );

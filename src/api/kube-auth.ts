@@ -9,6 +9,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../log.js';
 import { ApiError } from './envelope.js';
 import type { Identity } from './identity.js';
+import { apiClient } from '../kube/resend.js';
 
 const GROUP = 'galaxy.k8s.io';
 const CACHE_MS = 10_000;
@@ -34,8 +35,8 @@ export function permissionFor(method: string, sentPath: string): { verb: string;
 }
 
 export function kubernetesAuth(kubeConfig: KubeConfig, log: Logger): RequestHandler {
-  const authn = kubeConfig.makeApiClient(AuthenticationV1Api);
-  const authz = kubeConfig.makeApiClient(AuthorizationV1Api);
+  const authn = apiClient(kubeConfig, AuthenticationV1Api);
+  const authz = apiClient(kubeConfig, AuthorizationV1Api);
   const cache = { max: CACHE_ENTRIES, ttl: CACHE_MS };
   // a token the API server refused is remembered too
   const identities = new LRUCache<string, Identity | { refused: true }>(cache);

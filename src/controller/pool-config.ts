@@ -16,6 +16,7 @@ import {
 import type { EventRecorder, InvolvedObject } from '../kube/events.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
+import { apiClient } from '../kube/resend.js';
 
 export type ConfigListener = (config: PoolConfig) => void;
 
@@ -93,7 +94,7 @@ export class PoolConfigSource {
       return;
     }
     const { configMapName: name, configMapNamespace: namespace } = this.settings;
-    const api = kubeConfig.makeApiClient(CoreV1Api);
+    const api = apiClient(kubeConfig, CoreV1Api);
     const fieldSelector = `metadata.name=${name}`;
     this.reflector = new Reflector<V1ConfigMap>({
       name: `configmap ${this.where}`,

@@ -20,6 +20,7 @@ import { CustomResourceClient } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log.js';
 import type { PoolStore } from '../store/pool-store.js';
+import { apiClient } from '../kube/resend.js';
 
 interface ScalableKind {
   readonly group: string;
@@ -61,7 +62,7 @@ export class Workloads {
     private readonly pools: PoolStore,
     private readonly log: Logger,
   ) {
-    const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
+    const api = apiClient(kubeConfig, ApiextensionsV1Api);
     this.crds = new Reflector<V1CustomResourceDefinition>({
       name: 'customresourcedefinitions',
       path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',

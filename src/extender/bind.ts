@@ -271,7 +271,13 @@ export class Binder {
       if (!a || (a.nodeName === attrs.nodeName && a.podUid === attrs.podUid && a.policy === attrs.policy))
         continue;
       const before: Attrs = { policy: a.policy, nodeName: a.nodeName, podUid: a.podUid };
-      result[i] = await this.store.update(a.ip, { key: key.text, podUid: a.podUid }, attrs);
+      result[i] = await this.store.update(
+        a.ip,
+        { key: key.text, podUid: a.podUid },
+        attrs,
+        undefined,
+        timeLeft,
+      );
       undo.push(() => this.store.update(a.ip, { key: key.text, podUid: attrs.podUid }, before));
     }
     const releaseMade = (made: readonly Allocation[]) =>
@@ -327,7 +333,7 @@ export class Binder {
           nodeName: parked.nodeName,
           podUid: parked.podUid,
         };
-        const got = await this.store.unpark(key.poolPrefix, key.text, nodeSubnet, attrs, family);
+        const got = await this.store.unpark(key.poolPrefix, key.text, nodeSubnet, attrs, family, timeLeft);
         undo.push(() =>
           this.store.rekey(got.ip, { key: key.text, podUid: attrs.podUid }, key.poolPrefix, parkedAttrs),
         );

@@ -9,6 +9,7 @@ import { shareConnections } from '../kube/shared-agent.js';
 import { CustomResourceClient, isNotFound, isObjectArray, kubeError } from '../kube/custom-resources.js';
 import { FLOATING_IP_PLURAL, GROUP, POOL_PLURAL, VERSION } from '../store/floating-ip-object.js';
 import type { RawCluster } from './snapshot.js';
+import { apiClient } from '../kube/resend.js';
 
 export interface Connection {
   readonly kubeconfig?: string;
@@ -71,8 +72,8 @@ async function everyPage<T>(
 }
 
 export async function readCluster(kc: KubeConfig, sources: Sources): Promise<RawCluster> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
+  const core = apiClient(kc, CoreV1Api);
+  const apps = apiClient(kc, AppsV1Api);
   const ref = { group: GROUP, version: VERSION };
   const floatingIPs = new CustomResourceClient(kc, { ...ref, plural: FLOATING_IP_PLURAL });
   const pools = new CustomResourceClient(kc, {

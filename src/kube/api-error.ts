@@ -2,6 +2,7 @@
 // callers can tell a conflict from an outage; one translation of whatever client-node threw.
 import { STATUS_CODES } from 'node:http';
 import { ApiException } from '@kubernetes/client-node';
+import { NotLeaderError } from './leadership.js';
 
 export class KubeApiError extends Error {
   constructor(
@@ -44,8 +45,13 @@ export function answerError(status: number, text: string, what: string): KubeApi
     s = undefined;
   }
   const reason = typeof s?.reason === 'string' ? s.reason : '';
-  // a plain-text answer (kube-apiserver's 429) ends with a newline that is no part of what it says
-  const message = typeof s?.message === 'string' ? s.message : text.trim() || `HTTP ${status}`;
+  // a plain-text answer (kube-apiserver's 429) ends with a newline that is no part of what it says;
+  // one without a body (client-node drops a body its OpenAPI document gives no schema, such as a
+  // 401's Status) says its code, not the word "undefined"
+  const message =
+    typeof s?.message === 'string' && s.message
+      ? s.message
+      : text.trim() || `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd();
   return new KubeApiError(status, reason, `${what}: ${message}`);
 }
 
@@ -53,24 +59,9 @@ export function answerError(status: number, text: string, what: string): KubeApi
 export function kubeError(err: unknown, what: string): KubeApiError {
   if (err instanceof KubeApiError) return err;
   if (err instanceof ApiException) {
-    let body: unknown = err.body;
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // a non-JSON body: keep the text
-      }
-    }
-    const status = body as { reason?: string; message?: string } | undefined;
-    // client-node drops the body of an answer its OpenAPI document gives no schema (a 401 with
-    // the API server's Status): the code is then all there is, not the word "undefined"
-    const message =
-      typeof status === 'object' && status?.message
-        ? status.message
-        : body === undefined || body === ''
-          ? `HTTP ${err.code} ${STATUS_CODES[err.code] ?? ''}`.trimEnd()
-          : String(err.body);
-    return new KubeApiError(err.code, status?.reason ?? '', `${what}: ${message}`);
+    const body: unknown = err.body;
+    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    return answerError(err.code, text, what);
   }
   // a call's signal fired: fetch says "The user aborted a request.", but no user did; it is the
   // per-call bound of shared-agent.ts (or the caller's own) that ran out
@@ -78,3 +69,11 @@ export function kubeError(err: unknown, what: string): KubeApiError {
     return new KubeApiError(0, '', `${what}: no answer in time (the request was aborted)`);
   return new KubeApiError(0, '', `${what}: ${(err as Error)?.message ?? String(err)}`);
 }
+
+/**
+ * What a failed call that carries a leadership check throws: the check's own refusal, asked before
+ * a resend (resend.ts), as it is (the replica cannot act, not a failure of the API server); anything
+ * else as kubeError translates it.
+ */
+export const callFailure = (err: unknown, what: string): Error =>
+  err instanceof NotLeaderError ? err : kubeError(err, what);

@@ -9,11 +9,13 @@ import {
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { kubeError } from './api-error.js';
+import { callFailure, kubeError } from './api-error.js';
+import { callOptions } from './call-signal.js';
 import { JsonPost } from './json-post.js';
 import { checkPathSegment, isPathSegment } from './path-segment.js';
 import { ClusterPods, MAX_NAME, type PodLookup } from './pod-lookup.js';
 import type { Reflector } from './reflector.js';
+import { apiClient } from './resend.js';
 
 export class ClusterWorld {
   readonly pods: PodLookup;
@@ -28,7 +30,7 @@ export class ClusterWorld {
     /** Called before every write; throws to refuse it (a replica that is not the leader). */
     private readonly guard: () => void = () => undefined,
   ) {
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.core = apiClient(kubeConfig, CoreV1Api);
     this.writer = new JsonPost(kubeConfig);
     this.pods = new ClusterPods(kubeConfig, caches.pods);
     this.nodeCache = caches.nodes;
@@ -97,10 +99,10 @@ export class ClusterWorld {
     try {
       await this.core.patchNamespacedPod(
         { namespace, name, body: { metadata: { uid, annotations } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, callOptions(undefined, this.guard)),
       );
     } catch (err) {
-      throw kubeError(err, `annotate pod ${namespace}/${name}`);
+      throw callFailure(err, `annotate pod ${namespace}/${name}`);
     }
   }
 }

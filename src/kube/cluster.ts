@@ -13,6 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
 import { Reflector } from './reflector.js';
+import { apiClient } from './resend.js';
 
 export class ClusterCache {
   readonly pods: Reflector<V1Pod>;
@@ -21,8 +22,8 @@ export class ClusterCache {
   readonly statefulSets: Reflector<V1StatefulSet>;
 
   constructor(kubeConfig: KubeConfig, log: Logger) {
-    const core = kubeConfig.makeApiClient(CoreV1Api);
-    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const core = apiClient(kubeConfig, CoreV1Api);
+    const apps = apiClient(kubeConfig, AppsV1Api);
     const common = { kubeConfig, log };
     this.pods = new Reflector<V1Pod>({
       ...common,

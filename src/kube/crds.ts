@@ -9,6 +9,7 @@ import {
 import { parse } from 'yaml';
 import { packagePath } from '../paths.js';
 import { kubeError } from './custom-resources.js';
+import { apiClient } from './resend.js';
 
 const load = (file: string): V1CustomResourceDefinition =>
   parse(readFileSync(packagePath('crds', file), 'utf8')) as V1CustomResourceDefinition;
@@ -18,7 +19,7 @@ export const POOL_CRD: V1CustomResourceDefinition = load('pools.yaml');
 
 /** Creates whichever CRD is missing; one that exists (galaxy's, or an operator's) is left as it is. */
 export async function ensureCrds(kubeConfig: KubeConfig): Promise<string[]> {
-  const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const api = apiClient(kubeConfig, ApiextensionsV1Api);
   const created: string[] = [];
   for (const crd of [FLOATINGIP_CRD, POOL_CRD]) {
     try {

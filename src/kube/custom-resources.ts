@@ -4,11 +4,12 @@
 // outage.
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
-import { withinMs } from './call-signal.js';
+import { callOptions, withinMs } from './call-signal.js';
 import { JsonPost } from './json-post.js';
-import { kubeError } from './api-error.js';
+import { callFailure, kubeError } from './api-error.js';
 import { checkPathSegment } from './path-segment.js';
 import type { ListResult, ReflectorOptions } from './reflector.js';
+import { apiClient } from './resend.js';
 
 /** Whether a list's `items` is what the API server sends: an array of objects. */
 export const isObjectArray = (items: unknown): items is object[] =>
@@ -38,7 +39,7 @@ export class CustomResourceClient {
     kubeConfig: KubeConfig,
     readonly ref: ResourceRef,
   ) {
-    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.api = apiClient(kubeConfig, CustomObjectsApi);
     this.writer = new JsonPost(kubeConfig);
   }
 
@@ -159,29 +160,41 @@ export class CustomResourceClient {
     return this.writer.post(this.path, body, `create ${this.describe(name)}`, timeoutMs, mayResend);
   }
 
-  /** A JSON merge patch; a `metadata.resourceVersion` in it makes it conditional. */
-  async patch(name: string, body: object): Promise<unknown> {
+  /**
+   * A JSON merge patch; a `metadata.resourceVersion` in it makes it conditional. Answered within
+   * `timeoutMs` when given; a 429 is sent again only while `mayResend` does not throw.
+   */
+  async patch(name: string, body: object, mayResend?: () => void, timeoutMs?: number): Promise<unknown> {
     checkPathSegment(name, `patch ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
-    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const merge = setHeaderOptions(
+      'Content-Type',
+      PatchStrategy.MergePatch,
+      callOptions(timeoutMs, mayResend),
+    );
     try {
       return namespace
         ? await this.api.patchNamespacedCustomObject({ group, version, plural, namespace, name, body }, merge)
         : await this.api.patchClusterCustomObject({ group, version, plural, name, body }, merge);
     } catch (err) {
-      throw kubeError(err, `patch ${this.describe(name)}`);
+      throw callFailure(err, `patch ${this.describe(name)}`);
     }
   }
 
   /**
    * Deletes, only if the object is still at `resourceVersion` when one is given; answered within
-   * `timeoutMs` when given.
+   * `timeoutMs` when given; a 429 sent again only while `mayResend` does not throw.
    */
-  async delete(name: string, resourceVersion?: string, timeoutMs?: number): Promise<void> {
+  async delete(
+    name: string,
+    resourceVersion?: string,
+    timeoutMs?: number,
+    mayResend?: () => void,
+  ): Promise<void> {
     checkPathSegment(name, `delete ${this.describe()}`);
     const { group, version, plural, namespace } = this.ref;
     const body = resourceVersion ? { preconditions: { resourceVersion } } : {};
-    const options = withinMs(timeoutMs);
+    const options = callOptions(timeoutMs, mayResend);
     try {
       if (namespace)
         await this.api.deleteNamespacedCustomObject(
@@ -190,7 +203,7 @@ export class CustomResourceClient {
         );
       else await this.api.deleteClusterCustomObject({ group, version, plural, name, body }, options);
     } catch (err) {
-      throw kubeError(err, `delete ${this.describe(name)}`);
+      throw callFailure(err, `delete ${this.describe(name)}`);
     }
   }
 }

@@ -1,6 +1,7 @@
 // Kubernetes Events: what an operator sees in `kubectl describe` and `kubectl get events`.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
+import { apiClient } from './resend.js';
 
 export const COMPONENT = 'floatip';
 
@@ -41,7 +42,7 @@ export class KubeEventRecorder implements EventRecorder {
     kubeConfig: KubeConfig,
     private readonly log: Logger,
   ) {
-    this.api = kubeConfig.makeApiClient(CoreV1Api);
+    this.api = apiClient(kubeConfig, CoreV1Api);
   }
 
   record(object: InvolvedObject, type: EventType, reason: string, message: string): void {

@@ -6,17 +6,14 @@
 // or node's request on client-node's agent for a server behind a proxy.
 //
 // A 429 with a Retry-After is sent again after that wait, while the caller's deadline allows, as
-// client-go does for every call (galaxy's two writes included): kube-apiserver answers 429 when its
-// in-flight limit or priority-and-fairness queue turns a request away before any handler saw it,
-// so nothing was written and the same POST may go again. client-go also retries a 5xx that carries
-// a Retry-After; here that stays the caller's failure, since a 500 ServerTimeout can come after
-// etcd applied the write, and a create sent again would then meet its own object.
+// client-go does for every call (galaxy's two writes included; resend.ts).
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errors as undiciErrors } from 'undici';
 import { ApiConnection, type ConnectionSettings } from './api-connection.js';
 import { answerError, KubeApiError } from './api-error.js';
+import { resendOn429 } from './resend.js';
 import { REQUEST_TIMEOUT_MS } from './shared-agent.js';
 
 /** The answer as it came: its status, body, and Retry-After header. */
@@ -24,18 +21,6 @@ interface Answer {
   readonly status: number;
   readonly text: string;
   readonly retryAfter: string | undefined;
-}
-
-/** client-go's maxRetries: at most this many sends of one write. */
-export const MAX_SENDS = 10;
-
-/**
- * How long a 429 asks to wait, in ms, as client-go reads it (whole seconds, `strconv.Atoi`); none
- * for an HTTP date or anything else, and then the 429 is the answer.
- */
-export function retryAfterMs(header: string | undefined): number | undefined {
-  if (header === undefined || !/^[+-]?[0-9]{1,9}$/.test(header)) return undefined;
-  return Math.max(0, Number(header)) * 1000;
 }
 
 export class JsonPost {
@@ -61,14 +46,16 @@ export class JsonPost {
   ): Promise<unknown> {
     const payload = JSON.stringify(body);
     const deadline = Date.now() + timeoutMs;
-    let answer = await this.send(path, payload, what, timeoutMs);
-    for (let sends = 1; answer.status === 429 && sends < MAX_SENDS; sends++) {
-      const wait = retryAfterMs(answer.retryAfter);
-      if (wait === undefined || Date.now() + wait >= deadline) break;
-      await sleep(wait);
-      mayResend();
-      answer = await this.send(path, payload, what, deadline - Date.now());
-    }
+    const answer = await resendOn429<Answer>({
+      send: () => this.send(path, payload, what, deadline - Date.now(), timeoutMs),
+      retryAfterOf: (a) => (a.status === 429 ? a.retryAfter : undefined),
+      pause: async (ms) => {
+        if (Date.now() + ms >= deadline) return false;
+        await sleep(ms);
+        return true;
+      },
+      mayResend,
+    });
     if (answer.status < 200 || answer.status >= 300) throw answerError(answer.status, answer.text, what);
     try {
       return answer.text ? JSON.parse(answer.text) : undefined;
@@ -77,8 +64,17 @@ export class JsonPost {
     }
   }
 
-  /** One send of the write; throws a KubeApiError of status 0 when no answer came. */
-  private async send(path: string, payload: string, what: string, timeoutMs: number): Promise<Answer> {
+  /**
+   * One send of the write, within `timeoutMs` of the caller's `budgetMs`; throws a KubeApiError of
+   * status 0 when no answer came.
+   */
+  private async send(
+    path: string,
+    payload: string,
+    what: string,
+    timeoutMs: number,
+    budgetMs: number,
+  ): Promise<Answer> {
     const ms = Math.max(1, Math.floor(timeoutMs));
     try {
       // inside: the kubeconfig's TLS material is parsed here (a key that is not the certificate's
@@ -93,7 +89,7 @@ export class JsonPost {
         e instanceof undiciErrors.HeadersTimeoutError ||
         e instanceof undiciErrors.BodyTimeoutError ||
         e.name === 'TimeoutError'
-          ? `no answer within ${timeoutMs} ms`
+          ? `no answer within ${budgetMs} ms`
           : e.message;
       throw new KubeApiError(0, '', `${what}: ${why}`);
     }

@@ -13,6 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { withSignal } from './call-signal.js';
 import { KubeApiError, kubeError } from './custom-resources.js';
+import { apiClient } from './resend.js';
 
 /** Who writes the record, and for how long others must wait on it. */
 export interface LeaseHolder {
@@ -146,7 +147,7 @@ export class LeaseClient {
     /** An answer later than this is of no use (the elector's renew deadline). */
     private readonly timeoutMs: number,
   ) {
-    this.api = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.api = apiClient(kubeConfig, CoordinationV1Api);
   }
 
   read(): Promise<V1Lease> {

@@ -4,6 +4,7 @@ import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node'
 import { kubeError } from './custom-resources.js';
 import { isPathSegment } from './path-segment.js';
 import type { Reflector } from './reflector.js';
+import { apiClient } from './resend.js';
 
 /** A namespace is a DNS label, a pod's (and a node's) name a DNS subdomain: no longer than these. */
 export const MAX_NAMESPACE = 63;
@@ -28,7 +29,7 @@ export class ClusterPods implements PodLookup {
     kubeConfig: KubeConfig,
     private readonly cache: Pick<Reflector<V1Pod>, 'get'>,
   ) {
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.core = apiClient(kubeConfig, CoreV1Api);
   }
 
   cached(namespace: string, name: string): V1Pod | undefined {

@@ -132,13 +132,17 @@ export class FloatingIPStore {
     return chosen;
   }
 
-  /** Takes back the most recently parked address of `parkedKey` for `newKey` (see Allocator.unpark). */
+  /**
+   * Takes back the most recently parked address of `parkedKey` for `newKey` (see Allocator.unpark);
+   * with `timeLeft`, as a change below.
+   */
   async unpark(
     parkedKey: string,
     newKey: string,
     nodeSubnet: string,
     attrs: Attrs,
     family?: Family,
+    timeLeft?: () => number,
   ): Promise<Allocation> {
     for (let attempt = 1; ; attempt++) {
       // an address with a write in flight is not yet what memory says: leave it out
@@ -148,7 +152,7 @@ export class FloatingIPStore {
       });
       if (!parked) throw new NoParkedIPError(parkedKey, nodeSubnet);
       try {
-        return await this.rekey(parked.ip, { key: parkedKey }, newKey, attrs);
+        return await this.rekey(parked.ip, { key: parkedKey }, newKey, attrs, undefined, timeLeft);
       } catch (err) {
         // someone took it meanwhile: choose again
         if (
@@ -176,22 +180,35 @@ export class FloatingIPStore {
   }
 
   /** Gives an address held by `expected` to `newKey` (parking it, or moving it). */
-  rekey(ip: string, expected: Owner, newKey: string, attrs: Attrs, decidedAt?: bigint): Promise<Allocation> {
+  rekey(
+    ip: string,
+    expected: Owner,
+    newKey: string,
+    attrs: Attrs,
+    decidedAt?: bigint,
+    timeLeft?: () => number,
+  ): Promise<Allocation> {
     return this.versions.withAddress(ip, () =>
       this.change(() => {
         this.checkDecision(ip, decidedAt);
         return this.allocator.planChange(ip, expected, newKey, attrs);
-      }),
+      }, timeLeft),
     );
   }
 
   /** Changes the policy, node and pod UID of an address held by `expected`. */
-  update(ip: string, expected: Owner, attrs: Attrs, decidedAt?: bigint): Promise<Allocation> {
+  update(
+    ip: string,
+    expected: Owner,
+    attrs: Attrs,
+    decidedAt?: bigint,
+    timeLeft?: () => number,
+  ): Promise<Allocation> {
     return this.versions.withAddress(ip, () =>
       this.change(() => {
         this.checkDecision(ip, decidedAt);
         return this.allocator.planChange(ip, expected, expected.key, attrs);
-      }),
+      }, timeLeft),
     );
   }
 
@@ -208,7 +225,12 @@ export class FloatingIPStore {
         // outside the try: a replica that does not lead sends nothing, so it has nothing to read back
         this.guard();
         try {
-          await this.api.delete(objectNameOf(current.ip), known !== undefined ? String(known) : undefined);
+          await this.api.delete(
+            objectNameOf(current.ip),
+            known !== undefined ? String(known) : undefined,
+            undefined,
+            this.guard,
+          );
         } catch (err) {
           if (isNotFound(err)) {
             // someone else deleted it first (kubectl delete floatingip), and memory may be stale (a
@@ -301,7 +323,7 @@ export class FloatingIPStore {
               // unchanged and the precondition would not stop the delete). Left, the object names
               // the pod: its next bind reuses it, its deletion releases it by its policy.
               this.guard();
-              await this.api.delete(objectNameOf(a.ip), String(outcome.value), within());
+              await this.api.delete(objectNameOf(a.ip), String(outcome.value), within(), this.guard);
             } catch (err) {
               // the object stays, so memory keeps it for its key, which can use it or release it later
               this.log.error(
@@ -338,12 +360,20 @@ export class FloatingIPStore {
   /**
    * Writes a planned change of an existing object and applies it to memory once written. On a
    * conflict the object is re-read and the change planned again (which refuses if the address
-   * changed hands), a few times at most.
+   * changed hands), a few times at most. With `timeLeft` (a bind's budget, as for a create), no patch
+   * is started without time left and none waits longer for its answer; the re-read after a failure
+   * waits at most CLEANUP_MIN_MS past that. A patch whose answer did not come in time may still
+   * land: the watch then brings it, and its resourceVersion precondition makes any other write of
+   * the address, planned on the object before it, a conflict.
    */
-  private async change(plan: () => Allocation): Promise<Allocation> {
+  private async change(plan: () => Allocation, timeLeft?: () => number): Promise<Allocation> {
     for (let attempt = 1; ; attempt++) {
       const planned = plan();
       const ip = planned.ip;
+      const left = timeLeft?.();
+      if (left !== undefined && left <= 0) {
+        throw new Error(`no time left to change FloatingIP ${objectNameOf(ip)} for ${planned.key}`);
+      }
       const known = this.versions.get(ip);
       // a merge patch changes only floatip's labels (null removes one) and keeps the others;
       // its resourceVersion makes it conditional
@@ -357,9 +387,10 @@ export class FloatingIPStore {
       let written: unknown;
       this.guard();
       try {
-        written = await this.api.patch(objectNameOf(ip), patch);
+        written = await this.api.patch(objectNameOf(ip), patch, this.guard, left);
       } catch (err) {
-        const now = (await this.reread(ip, err)) ? this.allocator.get(ip) : undefined;
+        const rereadMs = timeLeft && Math.max(0, timeLeft()) + CLEANUP_MIN_MS;
+        const now = (await this.reread(ip, err, rereadMs)) ? this.allocator.get(ip) : undefined;
         // a patch whose answer was lost (the connection reset after the API server applied it) is
         // done all the same: the object read back as planned is the change made
         if (now && sameHolding(now, planned)) return now;

@@ -115,8 +115,12 @@ export class PoolStore {
       let stored: unknown;
       try {
         stored = existing
-          ? await this.client.patch(pool.name, { size: pool.size, preAllocateIP: pool.preAllocateIP })
-          : await this.client.create(body);
+          ? await this.client.patch(
+              pool.name,
+              { size: pool.size, preAllocateIP: pool.preAllocateIP },
+              this.guard,
+            )
+          : await this.client.create(body, undefined, this.guard);
       } catch (err) {
         // another writer created (or deleted) it between the read and the write: read again, so
         // that concurrent POSTs of one new pool all land, the last one's values standing
@@ -136,7 +140,7 @@ export class PoolStore {
   async delete(name: string): Promise<boolean> {
     this.guard();
     try {
-      await this.client.delete(name);
+      await this.client.delete(name, undefined, undefined, this.guard);
       this.log.info({ pool: name }, 'Pool deleted');
       return true;
     } catch (err) {

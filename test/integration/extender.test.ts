@@ -736,6 +736,45 @@ describe('E5-4 Deployments and Pools', () => {
     expect(world.floatip.allocator.byKey('dp_ns1_app_').map((a) => a.ip)).toEqual(['10.0.101.11']);
   });
 
+  test('E5-4f a parked address taken back on an API server stalled past the bind’s budget: answered in time, nothing doubled, and the late change is the pod’s next time', async () => {
+    await world.deployment('app', 3);
+    await world.floatip.store.allocateIP('10.0.101.10', 'dp_ns1_app_', {
+      policy: 2,
+      nodeName: '',
+      podUid: '',
+    });
+    const pod = await world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy: 'never' });
+    world.server.faults.delayNext({ verb: 'patch', resource: 'floatingips', name: '10.0.101.10' }, 6000);
+    const started = Date.now();
+    expect(await world.bind(pod, 'b1')).toMatch(/10\.0\.101\.10.*no answer in time/);
+    // within the default bind budget (4 s), below kube-scheduler's default httpTimeout (5 s)
+    expect(Date.now() - started).toBeLessThan(4500);
+    // the change lands after all: memory follows by the watch, and the pod's next bind reuses it
+    await eventually(
+      'the late change to reach floatip',
+      async () => world.floatip.allocator.get('10.0.101.10')?.key === 'dp_ns1_app_app-5d8f7c9b4-a',
+    );
+    expect(await world.bind(pod, 'b1')).toBe('');
+    expect(await world.addressesOf('app-5d8f7c9b4-a')).toEqual(['10.0.101.10']);
+    await world.expectConsistent();
+  });
+
+  test('E5-4g a parked address taken back while the API server turns writes away (429, Retry-After: 1): sent again, as galaxy’s client-go does, and the bind succeeds', async () => {
+    await world.deployment('app', 3);
+    await world.floatip.store.allocateIP('10.0.101.10', 'dp_ns1_app_', {
+      policy: 2,
+      nodeName: '',
+      podUid: '',
+    });
+    const pod = await world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy: 'never' });
+    world.server.faults.failNext({ verb: 'patch', resource: 'floatingips', name: '10.0.101.10' }, 429);
+    const started = Date.now();
+    expect(await world.bind(pod, 'b1')).toBe('');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(await world.addressesOf('app-5d8f7c9b4-a')).toEqual(['10.0.101.10']);
+    await world.expectConsistent();
+  });
+
   test('E5-4d a Pool caps all its pods across Deployments; size 0 blocks the pool', async () => {
     await world.deployment('one', 5);
     await world.deployment('two', 5);

@@ -14,6 +14,7 @@ import {
 } from '../../src/ipam/index.js';
 import { ensureCrds } from '../../src/kube/crds.js';
 import { CustomResourceClient, KubeApiError } from '../../src/kube/custom-resources.js';
+import { NotLeaderError } from '../../src/kube/leadership.js';
 import { silentLogger } from '../../src/log.js';
 import {
   FLOATING_IP_PLURAL,
@@ -199,6 +200,47 @@ test('a 409 on delete re-reads and tries again; nothing is lost or duplicated', 
   await store.release(a!.ip, { key: 'k1' });
   expect(await objectNames()).toEqual([b!.ip]);
   await expectInStep(store);
+});
+
+test('a change and a release turned away with 429 (the API server busy, Retry-After: 1) are sent again after the wait, as galaxy’s client-go sends them', async () => {
+  const store = await newStore();
+  const [a] = await store.allocate({ key: 'k1', nodeSubnet: NODES, attrs: attrs(), ...v4 });
+  server.faults.failNext({ verb: 'patch', resource: FLOATING_IP_PLURAL, name: a!.ip }, 429);
+  let started = Date.now();
+  expect((await store.update(a!.ip, { key: 'k1' }, attrs('node-9', 'uid-9'))).nodeName).toBe('node-9');
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+  expect((await getObject(a!.ip)).spec.attribute).toBe('{"NodeName":"node-9","Uid":"uid-9"}');
+  server.faults.failNext({ verb: 'delete', resource: FLOATING_IP_PLURAL, name: a!.ip }, 429);
+  started = Date.now();
+  await store.release(a!.ip, { key: 'k1' });
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+  expect(await objectNames()).toEqual([]);
+  await expectInStep(store);
+});
+
+test('a replica that stops leading while a 429’s wait runs sends nothing more: the address stays held', async () => {
+  let leading = true;
+  const kubeConfig = server.kubeConfig();
+  const store = new FloatingIPStore(
+    new CustomResourceClient(kubeConfig, FIP),
+    kubeConfig,
+    new Allocator(CONFIG),
+    silentLogger(),
+    {},
+    () => {
+      if (!leading) throw new NotLeaderError('kube-system/galaxy-ipam', 'me', 'them', 'the Lease was lost');
+    },
+  );
+  stores.push(store);
+  await store.start();
+  const [a] = await store.allocate({ key: 'k1', nodeSubnet: NODES, attrs: attrs(), ...v4 });
+  server.faults.failNext({ verb: 'delete', resource: FLOATING_IP_PLURAL, name: a!.ip }, 429);
+  const released = store.release(a!.ip, { key: 'k1' }).catch((e: unknown) => e);
+  await new Promise((r) => setTimeout(r, 300));
+  leading = false;
+  expect(await released).toBeInstanceOf(NotLeaderError);
+  expect(await objectNames()).toEqual([a!.ip]);
+  expect(store.allocator.get(a!.ip)?.key).toBe('k1');
 });
 
 test('a 500 on create leaves memory unchanged and the caller gets the error', async () => {

@@ -9,7 +9,8 @@ import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { webhookCertificate } from '../integration/webhook-tls.js';
 import { KubeApiError } from '../../src/kube/api-error.js';
-import { JsonPost, MAX_SENDS, retryAfterMs } from '../../src/kube/json-post.js';
+import { JsonPost } from '../../src/kube/json-post.js';
+import { MAX_SENDS } from '../../src/kube/resend.js';
 import { shareConnections } from '../../src/kube/shared-agent.js';
 
 interface Seen {
@@ -192,15 +193,6 @@ test('a 429 is sent again only while the caller may still write (a deposed leade
   } finally {
     api.close();
   }
-});
-
-test('Retry-After is read as client-go reads it: whole seconds, a sign allowed, nothing else', () => {
-  expect(
-    ['1', '0', '+2', '-1', '007', ' 1', '1.5', '1s', '', 'Wed, 21 Oct 2015 07:28:00 GMT', '9999999999'].map(
-      (h) => retryAfterMs(h),
-    ),
-  ).toEqual([1_000, 0, 2_000, 0, 7_000, undefined, undefined, undefined, undefined, undefined, undefined]);
-  expect(retryAfterMs(undefined)).toBeUndefined();
 });
 
 /** A kubeconfig for `server` trusting `ca`, with a client certificate and key, connections shared. */
