@@ -736,14 +736,19 @@ describe('E5-4 Deployments and Pools', () => {
     expect(world.floatip.allocator.byKey('dp_ns1_app_').map((a) => a.ip)).toEqual(['10.0.101.11']);
   });
 
-  test('E5-4f a parked address taken back on an API server stalled past the bind’s budget: answered in time, nothing doubled, and the late change is the pod’s next time', async () => {
+  /** A Deployment of 3 with 10.0.101.10 parked for it, and a pod of it with policy never. */
+  const podWithParkedAddress = async () => {
     await world.deployment('app', 3);
     await world.floatip.store.allocateIP('10.0.101.10', 'dp_ns1_app_', {
       policy: 2,
       nodeName: '',
       podUid: '',
     });
-    const pod = await world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy: 'never' });
+    return world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy: 'never' });
+  };
+
+  test('E5-4f a parked address taken back on an API server stalled past the bind’s budget: answered in time, nothing doubled, and the late change is the pod’s next time', async () => {
+    const pod = await podWithParkedAddress();
     world.server.faults.delayNext({ verb: 'patch', resource: 'floatingips', name: '10.0.101.10' }, 6000);
     const started = Date.now();
     expect(await world.bind(pod, 'b1')).toMatch(/10\.0\.101\.10.*no answer in time/);
@@ -760,13 +765,7 @@ describe('E5-4 Deployments and Pools', () => {
   });
 
   test('E5-4g a parked address taken back while the API server turns writes away (429, Retry-After: 1): sent again, as galaxy’s client-go does, and the bind succeeds', async () => {
-    await world.deployment('app', 3);
-    await world.floatip.store.allocateIP('10.0.101.10', 'dp_ns1_app_', {
-      policy: 2,
-      nodeName: '',
-      podUid: '',
-    });
-    const pod = await world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy: 'never' });
+    const pod = await podWithParkedAddress();
     world.server.faults.failNext({ verb: 'patch', resource: 'floatingips', name: '10.0.101.10' }, 429);
     const started = Date.now();
     expect(await world.bind(pod, 'b1')).toBe('');

@@ -64,7 +64,11 @@ afterEach(async () => {
   await server.close();
 });
 
-async function newStore(problems: ObjectProblem[] = [], freed: string[] = []): Promise<FloatingIPStore> {
+async function newStore(
+  problems: ObjectProblem[] = [],
+  freed: string[] = [],
+  guard?: () => void,
+): Promise<FloatingIPStore> {
   const kubeConfig = server.kubeConfig();
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, FIP),
@@ -72,6 +76,7 @@ async function newStore(problems: ObjectProblem[] = [], freed: string[] = []): P
     new Allocator(CONFIG),
     silentLogger(),
     { objectProblem: (p) => problems.push(p), freed: (ip) => freed.push(ip) },
+    guard,
   );
   stores.push(store);
   await store.start();
@@ -220,19 +225,9 @@ test('a change and a release turned away with 429 (the API server busy, Retry-Af
 
 test('a replica that stops leading while a 429’s wait runs sends nothing more: the address stays held', async () => {
   let leading = true;
-  const kubeConfig = server.kubeConfig();
-  const store = new FloatingIPStore(
-    new CustomResourceClient(kubeConfig, FIP),
-    kubeConfig,
-    new Allocator(CONFIG),
-    silentLogger(),
-    {},
-    () => {
-      if (!leading) throw new NotLeaderError('kube-system/galaxy-ipam', 'me', 'them', 'the Lease was lost');
-    },
-  );
-  stores.push(store);
-  await store.start();
+  const store = await newStore([], [], () => {
+    if (!leading) throw new NotLeaderError('kube-system/galaxy-ipam', 'me', 'them', 'the Lease was lost');
+  });
   const [a] = await store.allocate({ key: 'k1', nodeSubnet: NODES, attrs: attrs(), ...v4 });
   server.faults.failNext({ verb: 'delete', resource: FLOATING_IP_PLURAL, name: a!.ip }, 429);
   const released = store.release(a!.ip, { key: 'k1' }).catch((e: unknown) => e);

@@ -2,7 +2,7 @@
 // what it sends (the kubeconfig's credentials, JSON, the server's own path prefix) and what a
 // failure becomes (the Status the server answered, or status 0 when no answer came in time); then
 // over TLS with the kubeconfig's CA and client certificate, and through the kubeconfig's proxy-url.
-import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -12,58 +12,11 @@ import { KubeApiError } from '../../src/kube/api-error.js';
 import { JsonPost } from '../../src/kube/json-post.js';
 import { MAX_SENDS } from '../../src/kube/resend.js';
 import { shareConnections } from '../../src/kube/shared-agent.js';
+import { type Reply, type Seen, stubApiServer, tooManyRequests } from './stub-api-server.js';
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-async function apiServer(
-  answer: (seen: Seen) => [number, string] | [number, string, Record<string, string>] | undefined,
-) {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const s = {
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString(),
-      };
-      seen.push(s);
-      const reply = answer(s);
-      if (!reply) return; // never answers
-      res.writeHead(reply[0], { 'Content-Type': 'application/json', ...reply[2] }).end(reply[1]);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}/prefix/`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  shareConnections(kc);
-  return {
-    seen,
-    port: (server.address() as AddressInfo).port,
-    writer: new JsonPost(kc),
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
-  };
+async function apiServer(answer: (seen: Seen) => Reply) {
+  const api = await stubApiServer(answer, '/prefix/');
+  return { ...api, writer: new JsonPost(api.kc) };
 }
 
 test('a POST carries the credentials and the JSON, under the server’s own path; the answer comes back parsed', async () => {
@@ -111,13 +64,10 @@ test('a refusal is the server’s Status; no answer in time is status 0', async 
   }
 });
 
-/** What kube-apiserver's in-flight limit answers (with `Retry-After: 1`): plain text, not a Status. */
-const TOO_MANY = 'Too many requests, please try again later.\n';
-
 test('a 429 with a Retry-After is sent again after that wait, as client-go does: the bind goes on', async () => {
   let refusals = 2;
   const api = await apiServer(() =>
-    refusals-- > 0 ? [429, TOO_MANY, { 'Retry-After': '1' }] : [201, '{"metadata":{"name":"10.0.0.1"}}'],
+    refusals-- > 0 ? tooManyRequests('1') : [201, '{"metadata":{"name":"10.0.0.1"}}'],
   );
   try {
     const started = Date.now();
@@ -145,11 +95,7 @@ test('a 429 is the answer when its wait would end past the deadline, when it nam
     { retryAfter: '0', timeoutMs: 5_000, sends: MAX_SENDS },
   ];
   for (const c of cases) {
-    const api = await apiServer(() => [
-      429,
-      TOO_MANY,
-      c.retryAfter === undefined ? ({} as Record<string, string>) : { 'Retry-After': c.retryAfter },
-    ]);
+    const api = await apiServer(() => tooManyRequests(c.retryAfter));
     try {
       const started = Date.now();
       const refused = await api.writer
@@ -172,7 +118,7 @@ test('a 429 is the answer when its wait would end past the deadline, when it nam
 test('a 429 is sent again only while the caller may still write (a deposed leader stops), and a 5xx with a Retry-After is not sent again', async () => {
   const api = await apiServer((s) =>
     s.url.endsWith('/binding')
-      ? [429, TOO_MANY, { 'Retry-After': '0' }]
+      ? tooManyRequests('0')
       : [500, '{"reason":"ServerTimeout","message":"timed out"}', { 'Retry-After': '0' }],
   );
   try {
@@ -273,9 +219,7 @@ test('a kubeconfig whose client key is not its certificate’s: the write fails 
 test('a cluster behind the kubeconfig’s proxy-url is written to through that proxy', async () => {
   // the proxy tunnels every CONNECT to the stand-in API server, whatever address it names
   let refusals = 1;
-  const api = await apiServer(() =>
-    refusals-- > 0 ? [429, TOO_MANY, { 'Retry-After': '0' }] : [201, '{"via":"proxy"}'],
-  );
+  const api = await apiServer(() => (refusals-- > 0 ? tooManyRequests('0') : [201, '{"via":"proxy"}']));
   const tunnels: string[] = [];
   const proxy = createServer();
   proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {

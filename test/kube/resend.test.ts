@@ -3,8 +3,6 @@
 // is sent again (the same request, credentials included), when the 429 stays the answer (no whole
 // seconds, the call's deadline first, client-go's ten sends), and who may stop a resend (a deposed
 // leader's check).
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -15,55 +13,11 @@ import {
 import { callOptions } from '../../src/kube/call-signal.js';
 import { kubeError } from '../../src/kube/api-error.js';
 import { apiClient, MAX_SENDS, retryAfterMs } from '../../src/kube/resend.js';
-import { shareConnections } from '../../src/kube/shared-agent.js';
+import { type Reply, type Seen, stubApiServer, tooManyRequests } from './stub-api-server.js';
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-type Reply = [number, string, Record<string, string>?];
-
-/** What kube-apiserver's in-flight limit answers (with `Retry-After: 1`): plain text, not a Status. */
-const TOO_MANY = 'Too many requests, please try again later.\n';
 const POD = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p1', namespace: 'ns1' } });
 
-async function apiServer(answer: (seen: Seen, n: number) => Reply) {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const s = {
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString(),
-      };
-      seen.push(s);
-      const [status, body, headers] = answer(s, seen.length);
-      res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(body);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  shareConnections(kc);
-  return { seen, kc, close: () => server.close() };
-}
+const apiServer = (answer: (seen: Seen, n: number) => Reply) => stubApiServer(answer);
 
 const readPod = (kc: KubeConfig, timeoutMs?: number) =>
   apiClient(kc, CoreV1Api)
@@ -71,7 +25,7 @@ const readPod = (kc: KubeConfig, timeoutMs?: number) =>
     .catch((e: unknown) => kubeError(e, 'get pod ns1/p1'));
 
 test('a read turned away with 429 and a Retry-After is sent again after that wait, as client-go does, and answers', async () => {
-  const api = await apiServer((_, n) => (n <= 2 ? [429, TOO_MANY, { 'Retry-After': '1' }] : [200, POD]));
+  const api = await apiServer((_, n) => (n <= 2 ? tooManyRequests('1') : [200, POD]));
   try {
     const started = Date.now();
     const pod = await readPod(api.kc);
@@ -87,7 +41,7 @@ test('a read turned away with 429 and a Retry-After is sent again after that wai
 });
 
 test('a write is sent again as it was: the same method, path, body and content type', async () => {
-  const api = await apiServer((_, n) => (n === 1 ? [429, TOO_MANY, { 'Retry-After': '0' }] : [200, '{}']));
+  const api = await apiServer((_, n) => (n === 1 ? tooManyRequests('0') : [200, '{}']));
   try {
     await apiClient(api.kc, CustomObjectsApi).patchClusterCustomObject(
       {
@@ -122,11 +76,7 @@ test('a 429 stays the answer without whole seconds to wait, when the call’s de
     { retryAfter: '0', sends: MAX_SENDS },
   ];
   for (const c of cases) {
-    const api = await apiServer(() => [
-      429,
-      TOO_MANY,
-      c.retryAfter === undefined ? ({} as Record<string, string>) : { 'Retry-After': c.retryAfter },
-    ]);
+    const api = await apiServer(() => tooManyRequests(c.retryAfter));
     try {
       const started = Date.now();
       const refused = await readPod(api.kc, c.timeoutMs);
@@ -147,7 +97,7 @@ test('a 429 stays the answer without whole seconds to wait, when the call’s de
 test('a 429 is sent again only while the caller may still write (a deposed leader stops), and a 5xx with a Retry-After is not sent again', async () => {
   const api = await apiServer((s) =>
     s.method === 'DELETE'
-      ? [429, TOO_MANY, { 'Retry-After': '0' }]
+      ? tooManyRequests('0')
       : [
           500,
           '{"kind":"Status","reason":"ServerTimeout","message":"timed out","code":500}',
