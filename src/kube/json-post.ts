@@ -13,7 +13,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { errors as undiciErrors } from 'undici';
 import { ApiConnection, type ConnectionSettings } from './api-connection.js';
 import { answerError, KubeApiError } from './api-error.js';
-import { resendOn429 } from './resend.js';
+import { header, resendOn429 } from './resend.js';
 import { REQUEST_TIMEOUT_MS } from './shared-agent.js';
 
 /** The answer as it came: its status, body, and Retry-After header. */
@@ -95,8 +95,6 @@ export class JsonPost {
     }
   }
 }
-
-const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
  * A write's headers for these settings, built once per settings (they change at most once per

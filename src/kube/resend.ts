@@ -76,7 +76,8 @@ export function resendingTransport(mayResend?: () => void, inner: HttpLibrary = 
   };
 }
 
-const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+/** A header's first value (node gives a repeated one as an array). */
+export const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /** One send; a 429's body read at once, so that it can stay the answer or be dropped for a resend. */
 async function sendOnce(inner: HttpLibrary, request: RequestContext): Promise<ResponseContext> {
