@@ -1,4 +1,4 @@
-// How floatip's lean requests reach the API server (json-post.ts, watch-lines.ts): the URL, the
+// How floatip's lean requests reach the API server (lean-client.ts, watch-lines.ts): the URL, the
 // shared keep-alive agent and the Authorization header, taken from the KubeConfig as client-node
 // computes them and kept for a few seconds, so that a rotated token or an exec credential still
 // takes effect without client-node reading the kubeconfig's files again on every call.
@@ -23,8 +23,11 @@ export interface ConnectionSettings {
   readonly headers: OutgoingHttpHeaders;
   /** node's request function for the server's scheme. */
   readonly request: typeof httpRequest;
-  /** undici's pool for the server's origin, or undefined when the server is reached through a proxy. */
-  readonly pool: Pool | undefined;
+  /**
+   * undici's pool for the server's origin as it is now (renewConnections replaces it), or undefined
+   * when the server is reached through a proxy.
+   */
+  readonly pool: (() => Pool) | undefined;
   /** The path of the server's URL, without a trailing slash ('' for none), before every request's path. */
   readonly prefix: string;
   readonly at: number;
@@ -63,7 +66,7 @@ export class ApiConnection {
       pool:
         cluster.proxyUrl || typeof options.agent !== 'object'
           ? undefined
-          : poolBeside(options.agent, url.origin, options as Record<string, unknown>),
+          : () => poolBeside(options.agent as object, url.origin, options as Record<string, unknown>),
       prefix: url.pathname.replace(/\/+$/, ''),
       at: Date.now(),
     };

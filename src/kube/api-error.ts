@@ -2,7 +2,6 @@
 // callers can tell a conflict from an outage; one translation of whatever client-node threw.
 import { STATUS_CODES } from 'node:http';
 import { ApiException } from '@kubernetes/client-node';
-import { NotLeaderError } from './leadership.js';
 
 export class KubeApiError extends Error {
   constructor(
@@ -69,11 +68,3 @@ export function kubeError(err: unknown, what: string): KubeApiError {
     return new KubeApiError(0, '', `${what}: no answer in time (the request was aborted)`);
   return new KubeApiError(0, '', `${what}: ${(err as Error)?.message ?? String(err)}`);
 }
-
-/**
- * What a failed call that carries a leadership check throws: the check's own refusal, asked before
- * a resend (resend.ts), as it is (the replica cannot act, not a failure of the API server); anything
- * else as kubeError translates it.
- */
-export const callFailure = (err: unknown, what: string): Error =>
-  err instanceof NotLeaderError ? err : kubeError(err, what);

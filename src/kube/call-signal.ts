@@ -1,8 +1,6 @@
 // client-node has no per-call timeout: a call is bounded by the signal its request carries, which
-// a middleware attaches (the shared 30 s one otherwise, shared-agent.ts). A write that only the
-// leader may make carries its leadership check to the transport, which asks it before a resend.
+// a middleware attaches (the shared 30 s one otherwise, shared-agent.ts).
 import { type ConfigurationOptions, Observable, type ObservableMiddleware } from '@kubernetes/client-node';
-import { resendingTransport } from './resend.js';
 
 /** Request options that attach `signal` to the HTTP request. */
 export function withSignal(signal: AbortSignal): ConfigurationOptions {
@@ -19,12 +17,3 @@ export function withSignal(signal: AbortSignal): ConfigurationOptions {
 /** Request options bounding the call to `timeoutMs`, or none (the shared bound) when undefined. */
 export const withinMs = (timeoutMs: number | undefined): ConfigurationOptions | undefined =>
   timeoutMs === undefined ? undefined : withSignal(AbortSignal.timeout(Math.max(1, timeoutMs)));
-
-/**
- * Request options bounding the call to `timeoutMs` (when given), its 429s resent only while
- * `mayResend` (the caller's leadership check) does not throw.
- */
-export function callOptions(timeoutMs?: number, mayResend?: () => void): ConfigurationOptions | undefined {
-  const bounded = withinMs(timeoutMs);
-  return mayResend ? { ...bounded, httpApi: resendingTransport(mayResend) } : bounded;
-}

@@ -1,17 +1,9 @@
 // The cluster as the rooms that decide see it: pods (cache, else API server), nodes, and the two
 // writes to pods floatip makes (the binding, and an annotation). A client adapter: it decides
 // nothing. Every write first asks `guard`, which throws on a replica that must not write.
-import {
-  CoreV1Api,
-  type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Node,
-  type V1Pod,
-} from '@kubernetes/client-node';
-import { callFailure, kubeError } from './api-error.js';
-import { callOptions } from './call-signal.js';
-import { JsonPost } from './json-post.js';
+import { CoreV1Api, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { kubeError } from './api-error.js';
+import { LeanClient } from './lean-client.js';
 import { checkPathSegment, isPathSegment } from './path-segment.js';
 import { ClusterPods, MAX_NAME, type PodLookup } from './pod-lookup.js';
 import type { Reflector } from './reflector.js';
@@ -21,8 +13,8 @@ export class ClusterWorld {
   readonly pods: PodLookup;
   private readonly core: CoreV1Api;
   private readonly nodeCache: Pick<Reflector<V1Node>, 'get'>;
-  /** The binding, on every bind: the lean writer (json-post.ts). */
-  private readonly writer: JsonPost;
+  /** The binding on every bind, and the annotation: the lean writer (lean-client.ts). */
+  private readonly writer: LeanClient;
 
   constructor(
     kubeConfig: KubeConfig,
@@ -31,7 +23,7 @@ export class ClusterWorld {
     private readonly guard: () => void = () => undefined,
   ) {
     this.core = apiClient(kubeConfig, CoreV1Api);
-    this.writer = new JsonPost(kubeConfig);
+    this.writer = new LeanClient(kubeConfig);
     this.pods = new ClusterPods(kubeConfig, caches.pods);
     this.nodeCache = caches.nodes;
   }
@@ -96,13 +88,13 @@ export class ClusterWorld {
     this.guard();
     checkPathSegment(namespace, `annotate pod ${namespace}/${name}`);
     checkPathSegment(name, `annotate pod ${namespace}/${name}`);
-    try {
-      await this.core.patchNamespacedPod(
-        { namespace, name, body: { metadata: { uid, annotations } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, callOptions(undefined, this.guard)),
-      );
-    } catch (err) {
-      throw callFailure(err, `annotate pod ${namespace}/${name}`);
-    }
+    await this.writer.write(
+      'MERGE-PATCH',
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
+      { metadata: { uid, annotations } },
+      `annotate pod ${namespace}/${name}`,
+      undefined,
+      this.guard,
+    );
   }
 }

@@ -1,12 +1,13 @@
-// One custom resource (FloatingIP, Pool) over @kubernetes/client-node: list in pages (reflector.ts
-// watches), get, create, merge-patch, delete. Failures become KubeApiError, which says what
+// One custom resource (FloatingIP, Pool): list in pages (reflector.ts watches) and get over
+// @kubernetes/client-node; create, merge-patch and delete, which floatip makes per pod, through
+// the lean writer (lean-client.ts). Failures become KubeApiError, which says what
 // happened in Kubernetes' terms (status code and reason) so callers can tell a conflict from an
 // outage.
-import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 
-import { callOptions, withinMs } from './call-signal.js';
-import { JsonPost } from './json-post.js';
-import { callFailure, kubeError } from './api-error.js';
+import { withinMs } from './call-signal.js';
+import { LeanClient } from './lean-client.js';
+import { kubeError } from './api-error.js';
 import { checkPathSegment } from './path-segment.js';
 import type { ListResult, ReflectorOptions } from './reflector.js';
 import { apiClient } from './resend.js';
@@ -33,14 +34,14 @@ export interface ListPage {
 
 export class CustomResourceClient {
   private readonly api: CustomObjectsApi;
-  private readonly writer: JsonPost;
+  private readonly writer: LeanClient;
 
   constructor(
     kubeConfig: KubeConfig,
     readonly ref: ResourceRef,
   ) {
     this.api = apiClient(kubeConfig, CustomObjectsApi);
-    this.writer = new JsonPost(kubeConfig);
+    this.writer = new LeanClient(kubeConfig);
   }
 
   get path(): string {
@@ -152,7 +153,7 @@ export class CustomResourceClient {
   }
 
   /**
-   * Creates the object (FloatingIPs on every bind: the lean writer, json-post.ts), answered within
+   * Creates the object, answered within
    * `timeoutMs`; a 429 is sent again within it only while `mayResend` does not throw.
    */
   async create(body: object, timeoutMs?: number, mayResend?: () => void): Promise<unknown> {
@@ -166,19 +167,8 @@ export class CustomResourceClient {
    */
   async patch(name: string, body: object, mayResend?: () => void, timeoutMs?: number): Promise<unknown> {
     checkPathSegment(name, `patch ${this.describe()}`);
-    const { group, version, plural, namespace } = this.ref;
-    const merge = setHeaderOptions(
-      'Content-Type',
-      PatchStrategy.MergePatch,
-      callOptions(timeoutMs, mayResend),
-    );
-    try {
-      return namespace
-        ? await this.api.patchNamespacedCustomObject({ group, version, plural, namespace, name, body }, merge)
-        : await this.api.patchClusterCustomObject({ group, version, plural, name, body }, merge);
-    } catch (err) {
-      throw callFailure(err, `patch ${this.describe(name)}`);
-    }
+    const what = `patch ${this.describe(name)}`;
+    return this.writer.write('MERGE-PATCH', this.pathOf(name), body, what, timeoutMs, mayResend);
   }
 
   /**
@@ -192,18 +182,12 @@ export class CustomResourceClient {
     mayResend?: () => void,
   ): Promise<void> {
     checkPathSegment(name, `delete ${this.describe()}`);
-    const { group, version, plural, namespace } = this.ref;
+    const what = `delete ${this.describe(name)}`;
     const body = resourceVersion ? { preconditions: { resourceVersion } } : {};
-    const options = callOptions(timeoutMs, mayResend);
-    try {
-      if (namespace)
-        await this.api.deleteNamespacedCustomObject(
-          { group, version, plural, namespace, name, body },
-          options,
-        );
-      else await this.api.deleteClusterCustomObject({ group, version, plural, name, body }, options);
-    } catch (err) {
-      throw callFailure(err, `delete ${this.describe(name)}`);
-    }
+    await this.writer.write('DELETE', this.pathOf(name), body, what, timeoutMs, mayResend);
+  }
+
+  private pathOf(name: string): string {
+    return `${this.path}/${encodeURIComponent(name)}`;
   }
 }

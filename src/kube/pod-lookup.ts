@@ -1,10 +1,10 @@
 // One way to find a pod: the pod cache first (cheap, but it may lag behind the scheduler or a
 // re-creation), the API server when the cache has no answer, or not the incarnation asked for.
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { kubeError } from './custom-resources.js';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { isNotFound } from './api-error.js';
+import { LeanClient } from './lean-client.js';
 import { isPathSegment } from './path-segment.js';
 import type { Reflector } from './reflector.js';
-import { apiClient } from './resend.js';
 
 /** A namespace is a DNS label, a pod's (and a node's) name a DNS subdomain: no longer than these. */
 export const MAX_NAMESPACE = 63;
@@ -23,13 +23,14 @@ export interface PodLookup {
 }
 
 export class ClusterPods implements PodLookup {
-  private readonly core: CoreV1Api;
+  /** A release reads its pod (pod-gone.ts), so the lean client: as the cache, a pod as JSON has it. */
+  private readonly client: LeanClient;
 
   constructor(
     kubeConfig: KubeConfig,
     private readonly cache: Pick<Reflector<V1Pod>, 'get'>,
   ) {
-    this.core = apiClient(kubeConfig, CoreV1Api);
+    this.client = new LeanClient(kubeConfig);
   }
 
   cached(namespace: string, name: string): V1Pod | undefined {
@@ -41,12 +42,12 @@ export class ClusterPods implements PodLookup {
     // nor one longer than Kubernetes allows, which the API server answered 431 (a transient failure)
     if (!isPathSegment(namespace) || !isPathSegment(name)) return undefined;
     if (namespace.length > MAX_NAMESPACE || name.length > MAX_NAME) return undefined;
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
     try {
-      return await this.core.readNamespacedPod({ namespace, name });
+      return (await this.client.get(path, `get pod ${namespace}/${name}`)) as V1Pod;
     } catch (err) {
-      const e = kubeError(err, `get pod ${namespace}/${name}`);
-      if (e.status === 404) return undefined;
-      throw e;
+      if (isNotFound(err)) return undefined;
+      throw err;
     }
   }
 

@@ -4,7 +4,7 @@
 // was read or written and the same request may go again. client-go also resends a 5xx that carries
 // a Retry-After; floatip does not: a 500 ServerTimeout can come after etcd applied a write.
 //
-// Both of floatip's ways to the API server resend this way: its lean writer (json-post.ts) and
+// Both of floatip's ways to the API server resend this way: its lean writer (lean-client.ts) and
 // every typed client-node call (`apiClient` below, the only way floatip makes one).
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -59,9 +59,11 @@ const transport = new IsomorphicFetchHttpLibrary();
 
 /**
  * client-node's transport, resending 429s within the call's signal (its deadline: a wait it cuts
- * short leaves the 429 as the answer), each resend only while `mayResend` does not throw.
+ * short leaves the 429 as the answer). Its calls are reads and the replica's own Lease and Events;
+ * the writes only a leader may make go through lean-client.ts, which asks the leadership check
+ * before each resend.
  */
-export function resendingTransport(mayResend?: () => void, inner: HttpLibrary = transport): HttpLibrary {
+export function resendingTransport(inner: HttpLibrary = transport): HttpLibrary {
   return {
     send: (request: RequestContext) =>
       new Observable(
@@ -70,7 +72,6 @@ export function resendingTransport(mayResend?: () => void, inner: HttpLibrary = 
           retryAfterOf: (response) =>
             response.httpStatusCode === 429 ? header(response.headers['retry-after']) : undefined,
           pause: (ms) => pause(ms, request.getSignal()),
-          mayResend,
         }),
       ),
   };

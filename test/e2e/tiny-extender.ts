@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ClusterCache } from '../../src/kube/cluster.js';
 import { CustomResourceClient } from '../../src/kube/custom-resources.js';
-import { JsonPost } from '../../src/kube/json-post.js';
+import { LeanClient } from '../../src/kube/lean-client.js';
 import { silentLogger } from '../../src/log.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from '../../src/store/floating-ip-object.js';
 import { floatingIPReflector } from '../../src/store/floating-ip-follower.js';
@@ -60,7 +60,7 @@ export async function startTinyExtender(
   // pooled keep-alive connections and one plain POST per write, as floatip writes: the floor is no
   // heavier than what it is compared with
   const kc = shareConnections(options.kubeConfig ?? clusterKubeConfig());
-  const writer = new JsonPost(kc);
+  const writer = new LeanClient(kc);
   const watching = options.watch ? await startWatching(kc, options.watch === 'pods') : undefined;
   let recorded = 0;
   const calls = { filter: 0, prioritize: 0, bind: 0, preempt: 0, other: 0 };

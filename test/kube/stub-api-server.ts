@@ -10,6 +10,8 @@ export interface Seen {
   url: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** The client's port: requests on one kept-alive connection share it. */
+  clientPort: number;
 }
 
 /** A status, a body and headers; undefined never answers. */
@@ -27,12 +29,20 @@ export async function stubApiServer(answer: (seen: Seen, n: number) => Reply, pr
         url: req.url!,
         headers: req.headers,
         body: Buffer.concat(chunks).toString(),
+        clientPort: req.socket.remotePort!,
       };
       seen.push(s);
       const reply = answer(s, seen.length);
       if (!reply) return;
       res.writeHead(reply[0], { 'Content-Type': 'application/json', ...reply[2] }).end(reply[1]);
     });
+  });
+  // the client ports of the connections open now
+  const open = new Set<number>();
+  server.on('connection', (socket) => {
+    const port = socket.remotePort!;
+    open.add(port);
+    socket.on('close', () => open.delete(port));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
@@ -46,6 +56,7 @@ export async function stubApiServer(answer: (seen: Seen, n: number) => Reply, pr
   shareConnections(kc);
   return {
     seen,
+    open,
     port,
     kc,
     close: () => {

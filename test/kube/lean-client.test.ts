@@ -1,5 +1,6 @@
-// The lean writer of bind's two POSTs, against a plain HTTP server standing in for kube-apiserver:
-// what it sends (the kubeconfig's credentials, JSON, the server's own path prefix) and what a
+// The lean client of the requests floatip makes per pod, against a plain HTTP server standing in for
+// kube-apiserver: what it sends (the kubeconfig's credentials, JSON or a merge patch, the server's
+// own path prefix) and what a
 // failure becomes (the Status the server answered, or status 0 when no answer came in time); then
 // over TLS with the kubeconfig's CA and client certificate, and through the kubeconfig's proxy-url.
 import { createServer, type IncomingMessage } from 'node:http';
@@ -9,14 +10,14 @@ import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { webhookCertificate } from '../integration/webhook-tls.js';
 import { KubeApiError } from '../../src/kube/api-error.js';
-import { JsonPost } from '../../src/kube/json-post.js';
+import { LeanClient } from '../../src/kube/lean-client.js';
 import { MAX_SENDS } from '../../src/kube/resend.js';
 import { shareConnections } from '../../src/kube/shared-agent.js';
 import { type Reply, type Seen, stubApiServer, tooManyRequests } from './stub-api-server.js';
 
 async function apiServer(answer: (seen: Seen) => Reply) {
   const api = await stubApiServer(answer, '/prefix/');
-  return { ...api, writer: new JsonPost(api.kc) };
+  return { ...api, writer: new LeanClient(api.kc) };
 }
 
 test('a POST carries the credentials and the JSON, under the server’s own path; the answer comes back parsed', async () => {
@@ -33,6 +34,65 @@ test('a POST carries the credentials and the JSON, under the server’s own path
       expect(s.headers.authorization).toBe('Bearer secret-token');
       expect(s.headers['content-type']).toBe('application/json');
     }
+  } finally {
+    api.close();
+  }
+});
+
+test('a merge patch and a delete go as kube-apiserver reads them: method, content type, body; a 429 on either is sent again; the connection is kept', async () => {
+  let refusals = 2;
+  const api = await apiServer(() => (refusals-- > 0 ? tooManyRequests('0') : [200, '{"kind":"Status"}']));
+  try {
+    const patch = { metadata: { resourceVersion: '7' }, spec: { key: 'k' } };
+    await api.writer.write('MERGE-PATCH', '/apis/x/floatingips/10.0.0.1', patch, 'patch 10.0.0.1');
+    const preconditions = { preconditions: { resourceVersion: '8' } };
+    await api.writer.write('DELETE', '/apis/x/floatingips/10.0.0.1', preconditions, 'delete 10.0.0.1');
+    await new Promise((r) => setTimeout(r, 50));
+    // undici closes a connection after a DELETE with a body unless told not to: no release opens a new one
+    expect(api.open.has(api.seen[3]!.clientPort)).toBe(true);
+    await api.writer.post('/apis/x/floatingips', {}, 'create 10.0.0.2');
+    const sent = api.seen.map((s) => [s.method, s.url, s.headers['content-type'], s.body]);
+    const patched = ['PATCH', '/prefix/apis/x/floatingips/10.0.0.1', 'application/merge-patch+json'];
+    const deleted = ['DELETE', '/prefix/apis/x/floatingips/10.0.0.1', 'application/json'];
+    expect(sent).toEqual([
+      [...patched, JSON.stringify(patch)],
+      [...patched, JSON.stringify(patch)],
+      [...patched, JSON.stringify(patch)],
+      [...deleted, JSON.stringify(preconditions)],
+      ['POST', '/prefix/apis/x/floatingips', 'application/json', '{}'],
+    ]);
+  } finally {
+    api.close();
+  }
+});
+
+test('a read answers the object; a 404 is the server’s Status, and an answer that is no object is a failure, not an empty object', async () => {
+  const api = await apiServer((s) =>
+    s.url.endsWith('/p1')
+      ? [200, '{"metadata":{"name":"p1"}}']
+      : s.url.endsWith('/p2')
+        ? [404, '{"kind":"Status","reason":"NotFound","message":"pods \\"p2\\" not found","code":404}']
+        : [200, '<html>a proxy</html>'],
+  );
+  try {
+    expect(await api.writer.get('/api/v1/namespaces/ns1/pods/p1', 'get pod ns1/p1')).toEqual({
+      metadata: { name: 'p1' },
+    });
+    expect(
+      await api.writer.get('/api/v1/namespaces/ns1/pods/p2', 'get pod ns1/p2').catch((e: unknown) => e),
+    ).toMatchObject({
+      status: 404,
+      message: 'get pod ns1/p2: pods "p2" not found',
+    });
+    expect(
+      await api.writer.get('/api/v1/namespaces/ns1/pods/p3', 'get pod ns1/p3').catch((e: unknown) => e),
+    ).toMatchObject({
+      status: 0,
+      message: 'get pod ns1/p3: the answer is not a JSON object',
+    });
+    expect(api.seen.map((s) => [s.method, s.headers['content-type'], s.body])).toEqual(
+      Array(3).fill(['GET', undefined, '']),
+    );
   } finally {
     api.close();
   }
@@ -174,7 +234,7 @@ test('over TLS the writer trusts the kubeconfig’s CA only, presents its client
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const writerTrusting = (ca: string) =>
-    new JsonPost(tlsKubeConfig(`https://127.0.0.1:${port}`, ca, client.cert, client.key));
+    new LeanClient(tlsKubeConfig(`https://127.0.0.1:${port}`, ca, client.cert, client.key));
   try {
     const trusting = writerTrusting(serving.ca);
     expect(await trusting.post('/api/v1/x', {}, 'create x')).toEqual({ ok: true });
@@ -207,7 +267,7 @@ test('over TLS the writer trusts the kubeconfig’s CA only, presents its client
 test('a kubeconfig whose client key is not its certificate’s: the write fails as status 0, naming itself', async () => {
   const mine = webhookCertificate(['DNS:floatip']);
   const other = webhookCertificate(['DNS:other']);
-  const writer = new JsonPost(tlsKubeConfig('https://127.0.0.1:9', mine.ca, mine.cert, other.key));
+  const writer = new LeanClient(tlsKubeConfig('https://127.0.0.1:9', mine.ca, mine.cert, other.key));
   for (const what of ['create x', 'create y']) {
     const failed = await writer.post('/api/v1/x', {}, what).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(KubeApiError);
@@ -248,7 +308,7 @@ test('a cluster behind the kubeconfig’s proxy-url is written to through that p
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    const answer = await new JsonPost(shareConnections(kc)).post('/api/v1/x', { c: 3 }, 'create x', 5_000);
+    const answer = await new LeanClient(shareConnections(kc)).post('/api/v1/x', { c: 3 }, 'create x', 5_000);
     expect(answer).toEqual({ via: 'proxy' });
     expect(new Set(tunnels)).toEqual(new Set(['192.0.2.1:6443']));
     // a 429 is sent again this way too
