@@ -28,7 +28,7 @@ import { ensureCrds } from './kube/crds.js';
 import { CustomResourceClient } from './kube/custom-resources.js';
 import { KubeEventRecorder } from './kube/events.js';
 import { LeaderElector } from './kube/leader-election.js';
-import { shareConnections } from './kube/shared-agent.js';
+import { renewConnections, shareConnections } from './kube/shared-agent.js';
 import { Metrics } from './metrics/metrics.js';
 import { INBOUND_REQUEST_TIMEOUT_MS, close, listen, urlOf } from './ports.js';
 import { FLOATING_IP_PLURAL, GROUP, VERSION } from './store/floating-ip-object.js';
@@ -344,6 +344,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
             const term = leading.leadership();
             const started = Date.now();
             podsFresh = false;
+            renewConnections(kubeConfig);
             catchUp(() => term !== undefined && leading.leadership() === term).then(
               () => {
                 if (term === undefined || leading.leadership() !== term) return;

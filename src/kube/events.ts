@@ -1,7 +1,7 @@
 // Kubernetes Events: what an operator sees in `kubectl describe` and `kubectl get events`.
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
-import { apiClient } from './resend.js';
+import { LeanClient } from './lean-client.js';
 
 export const COMPONENT = 'floatip';
 
@@ -33,25 +33,49 @@ export interface EventRecorder {
   record(object: InvolvedObject, type: EventType, reason: string, message: string): void;
 }
 
-/** Records Events through the API server; a failure to record is logged, never thrown. */
+/**
+ * The most Event writes in flight: past it an Event is dropped, as client-go's broadcaster drops
+ * what its queue of 1,000 cannot hold, so that a slow API server meets a flood of releases with a
+ * bounded backlog (and floatip's memory with it).
+ */
+export const MAX_PENDING_EVENTS = 1000;
+
+/**
+ * Records Events through the API server, by the lean writer (lean-client.ts: a release writes one,
+ * and client-node's request machinery cost as much as the release's own delete); a failure to
+ * record is logged, never thrown.
+ */
 export class KubeEventRecorder implements EventRecorder {
-  private readonly api: CoreV1Api;
+  private readonly writer: LeanClient;
   private readonly pending = new Set<Promise<unknown>>();
+  /** Events dropped since the backlog was last empty. */
+  private dropped = 0;
 
   constructor(
     kubeConfig: KubeConfig,
     private readonly log: Logger,
+    private readonly maxPending = MAX_PENDING_EVENTS,
   ) {
-    this.api = apiClient(kubeConfig, CoreV1Api);
+    this.writer = new LeanClient(kubeConfig);
   }
 
   record(object: InvolvedObject, type: EventType, reason: string, message: string): void {
+    if (this.pending.size >= this.maxPending) {
+      if (this.dropped++ === 0)
+        this.log.warn(
+          { reason, object: object.name, pending: this.pending.size },
+          'Events dropped: the API server has not answered the ones before',
+        );
+      return;
+    }
     const namespace = object.namespace || 'default';
     const now = new Date();
-    const write = this.api
-      .createNamespacedEvent({
-        namespace,
-        body: {
+    const write = this.writer
+      .post(
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+        {
+          apiVersion: 'v1',
+          kind: 'Event',
           metadata: { generateName: `${object.name.replace(/[^a-z0-9.-]/g, '-')}.`, namespace },
           involvedObject: {
             apiVersion: object.apiVersion,
@@ -69,14 +93,24 @@ export class KubeEventRecorder implements EventRecorder {
           count: 1,
           reportingComponent: COMPONENT,
         },
-      })
+        `record Event ${reason} for ${object.kind} ${object.name}`,
+      )
       .catch((err: unknown) =>
         this.log.warn(
           { reason, object: object.name, err: (err as Error).message },
           'could not record an Event',
         ),
       )
-      .finally(() => this.pending.delete(write));
+      .finally(() => {
+        this.pending.delete(write);
+        if (this.pending.size === 0 && this.dropped > 0) {
+          this.log.warn(
+            { dropped: this.dropped },
+            `${this.dropped} Events were dropped while writes were pending`,
+          );
+          this.dropped = 0;
+        }
+      });
     this.pending.add(write);
   }
 

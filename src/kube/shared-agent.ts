@@ -191,6 +191,24 @@ export function poolBeside(agent: object, origin: string, options: AgentOptions)
   return pool;
 }
 
+/**
+ * Closes the KubeConfig's idle pooled connections, its agents' and its undici pools' (in-flight
+ * calls and watches finish on theirs): a replica taking the Lease reads the cluster again because
+ * its watches may have been silent without its knowing (a blackholed path), and an idle connection
+ * on that path is as dead, so that its first writes as the leader would wait out their timeouts.
+ */
+export function renewConnections(kubeConfig: KubeConfig): void {
+  for (const agent of sharedAgents(kubeConfig) as HttpAgent[]) {
+    for (const sockets of Object.values(agent.freeSockets))
+      for (const socket of sockets ?? []) socket.destroy();
+    const pool = pools.get(agent);
+    if (!pool) continue;
+    // the next call makes a new pool; the old one ends once its calls have
+    pools.delete(agent);
+    pool.close().catch(() => undefined);
+  }
+}
+
 /** The agents made so far (for tests). */
 export function sharedAgents(kubeConfig: KubeConfig): readonly unknown[] {
   const shared = (kubeConfig as unknown as Record<PropertyKey, unknown>)[SHARED] as Shared[] | undefined;
