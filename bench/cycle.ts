@@ -7,6 +7,9 @@
 // run moved between 0.75 and 0.98 ms per pod from run to run of the same code: compare versions by
 // several interleaved runs each, not one.
 //
+// After each measured round its pods are deleted, and what their releases cost floatip's thread is
+// measured too: a pod's whole life is a bind and a release.
+//
 // Beside it, on the same threads with the same client and pods, a floor: a bare node:http server that
 // answers the three calls a pod gets (parses each request, answers filter and prioritize with what
 // floatip answers, bind with no error) and does nothing else; no writes, no watches. What a pod
@@ -57,7 +60,18 @@ const pod = (i: number): KubeObject => deploymentPod(i, { bound: false }) as Kub
 const SCHEDULER = `
 const { parentPort, workerData } = require('node:worker_threads');
 ${leanPost('32')}
-parentPort.on('message', async ({ url, pods, names, nodes }) => {
+// a pod's deletion as kube-controller-manager sends it, 16 at a time
+const remove = (url) => new Promise((resolve, reject) => {
+  const req = http.request(url, { method: 'DELETE', agent }, (res) => { res.resume(); res.on('end', resolve); });
+  req.on('error', reject);
+  req.end();
+});
+parentPort.on('message', async ({ url, pods, names, nodes, deletions }) => {
+  if (deletions) {
+    for (let i = 0; i < deletions.length; i += 16) await Promise.all(deletions.slice(i, i + 16).map(remove));
+    parentPort.postMessage('done');
+    return;
+  }
   const binds = [];
   // names only (nodeCacheCapable), or the full Nodes as the scheduler's informer has them
   const ask = (pod, passing) => nodes
@@ -172,7 +186,32 @@ export async function benchCycle(): Promise<BenchResult[]> {
     // the binds' watch events (each pod bound, each FloatingIP) read; idle time is not busy time
     while (!pods.every((p) => cached(p)?.spec?.nodeName)) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 200));
-    return mainThreadCpuMs() - before - creating - handover;
+    return { pods, ms: mainThreadCpuMs() - before - creating - handover };
+  };
+  const apiUrl = server.kubeConfig.getCurrentCluster()!.server;
+  /**
+   * Deletes `pods` (as kube-controller-manager would) and waits until floatip has released their
+   * addresses; resolves with the milliseconds of CPU floatip's thread spent.
+   */
+  const release = async (pods: KubeObject[]) => {
+    const before = mainThreadCpuMs();
+    const deletions = pods.map((p) => {
+      const { name, namespace } = p.metadata as { name: string; namespace: string };
+      return `${apiUrl}/api/v1/namespaces/${namespace}/pods/${name}`;
+    });
+    const handover = await new Promise<number>((resolve, reject) => {
+      scheduler.once('error', reject);
+      const start = mainThreadCpuMs();
+      scheduler.postMessage({ deletions });
+      const spent = mainThreadCpuMs() - start;
+      scheduler.once('message', () => {
+        scheduler.off('error', reject);
+        resolve(spent);
+      });
+    });
+    while (floatip.allocator.size > 0) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 200));
+    return mainThreadCpuMs() - before - handover;
   };
   /** The same calls for `count` pods answered by the floor; the CPU of the same thread, in ms. */
   const floorCycle = async (count: number, full: boolean) => {
@@ -192,14 +231,17 @@ export async function benchCycle(): Promise<BenchResult[]> {
       .join(', ');
   try {
     const results: BenchResult[] = [];
+    const releases: number[] = [];
     for (const full of [false, true]) {
-      await cycle(WARM, full);
+      await release((await cycle(WARM, full)).pods);
       await floorCycle(WARM, full);
       const busy: number[] = [];
       const floorBusy: number[] = [];
       // interleaved, so that a slow minute of the machine falls on both
       for (let r = 0; r < ROUNDS; r++) {
-        busy.push((await cycle(MEASURED, full)) / MEASURED);
+        const bound = await cycle(MEASURED, full);
+        busy.push(bound.ms / MEASURED);
+        releases.push((await release(bound.pods)) / MEASURED);
         floorBusy.push((await floorCycle(MEASURED, full)) / MEASURED);
       }
       const mode = `${NODES} ${full ? 'full Nodes' : 'names'}`;
@@ -221,6 +263,11 @@ export async function benchCycle(): Promise<BenchResult[]> {
         },
       );
     }
+    results.push({
+      name: `a pod's release (deleted; floatip reads the pod back, deletes its FloatingIP, records an Event, reads their watch events): floatip main-thread CPU, median of ${releases.length} x ${MEASURED} pods [${listed(releases)}]`,
+      value: Math.round(median(releases) * 1000) / 1000,
+      unit: 'ms/pod',
+    });
     return results;
   } finally {
     await floor.close();

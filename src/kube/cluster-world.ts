@@ -13,7 +13,7 @@ export class ClusterWorld {
   readonly pods: PodLookup;
   private readonly core: CoreV1Api;
   private readonly nodeCache: Pick<Reflector<V1Node>, 'get'>;
-  /** The binding on every bind, and the annotation: the lean writer (lean-client.ts). */
+  /** The binding on every bind, and the annotation: the lean client (lean-client.ts). */
   private readonly writer: LeanClient;
 
   constructor(

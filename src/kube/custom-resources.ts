@@ -1,6 +1,6 @@
 // One custom resource (FloatingIP, Pool): list in pages (reflector.ts watches) and get over
 // @kubernetes/client-node; create, merge-patch and delete, which floatip makes per pod, through
-// the lean writer (lean-client.ts). Failures become KubeApiError, which says what
+// the lean client (lean-client.ts). Failures become KubeApiError, which says what
 // happened in Kubernetes' terms (status code and reason) so callers can tell a conflict from an
 // outage.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';

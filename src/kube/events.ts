@@ -41,7 +41,7 @@ export interface EventRecorder {
 export const MAX_PENDING_EVENTS = 1000;
 
 /**
- * Records Events through the API server, by the lean writer (lean-client.ts: a release writes one,
+ * Records Events through the API server, by the lean client (lean-client.ts: a release writes one,
  * and client-node's request machinery cost as much as the release's own delete); a failure to
  * record is logged, never thrown.
  */

@@ -1,10 +1,11 @@
 // The requests floatip makes per pod (a bind's FloatingIP object and binding, the patch of a reused
 // or parked address, a release's delete, its Event and its read of the pod), sent without
-// client-node's request machinery: per call that built a fetch request through node-fetch, read the kubeconfig's CA and
-// credentials again (applyOptions: files read from disk each time), ran its middleware chain and an
-// AbortController, a third of floatip's CPU per bound pod in bench:e2e's profile, and half of a
-// release's. Here each is one request on undici's pool for the API server
-// (api-connection.ts), or node's request on client-node's agent for a server behind a proxy.
+// client-node's request machinery: per call that built a fetch request through node-fetch, read
+// the kubeconfig's CA and credentials again (applyOptions: files read from disk each time), ran its
+// middleware chain and an AbortController: a third of floatip's CPU per bound pod in bench:e2e's
+// profile, and almost half of a release's in `npm run bench cycle`. Here each is one request on
+// undici's pool for the API server (api-connection.ts), or node's request on client-node's agent
+// for a server behind a proxy.
 //
 // A 429 with a Retry-After is sent again after that wait, while the caller's deadline allows, as
 // client-go does for every call (galaxy's two writes included; resend.ts).
@@ -23,6 +24,11 @@ interface Answer {
   readonly text: string;
   readonly retryAfter: string | undefined;
 }
+
+/** A write's path and body (sent as JSON). */
+type WriteArgs = [path: string, body: unknown, ...tail: RequestTail];
+/** What it is (for its errors), its time bound and the leadership check asked before each resend. */
+type RequestTail = [what: string, timeoutMs?: number, mayResend?: () => void];
 
 /** A write: its method and how its body is read (JSON, or a JSON merge patch). */
 export type WriteMethod = 'POST' | 'MERGE-PATCH' | 'DELETE';
@@ -54,26 +60,13 @@ export class LeanClient {
   }
 
   /** POSTs `body` as JSON to `path` (write). */
-  post(
-    path: string,
-    body: unknown,
-    what: string,
-    timeoutMs?: number,
-    mayResend?: () => void,
-  ): Promise<unknown> {
-    return this.write('POST', path, body, what, timeoutMs, mayResend);
+  post(...args: WriteArgs): Promise<unknown> {
+    return this.write('POST', ...args);
   }
 
   /** Sends `body` as JSON to `path` (request). */
-  write(
-    method: WriteMethod,
-    path: string,
-    body: unknown,
-    what: string,
-    timeoutMs?: number,
-    mayResend?: () => void,
-  ): Promise<unknown> {
-    return this.request(method, path, JSON.stringify(body), what, timeoutMs, mayResend);
+  write(method: WriteMethod, path: string, body: unknown, ...tail: RequestTail): Promise<unknown> {
+    return this.request(method, path, JSON.stringify(body), ...tail);
   }
 
   /**
@@ -128,9 +121,8 @@ export class LeanClient {
       // fails now, not at connect), and its failure names this request as any other does
       const settings = await this.connection.current();
       const pool = settings.pool?.();
-      return await (pool
-        ? viaPool(pool, settings, method, path, payload, ms)
-        : viaAgent(settings, method, path, payload, ms));
+      const outgoing = { settings, method, path, payload, ms };
+      return await (pool ? viaPool(pool, outgoing) : viaAgent(outgoing));
     } catch (err) {
       const e = err as Error;
       const why =
@@ -173,6 +165,22 @@ function headersOf(settings: ConnectionSettings, method: Method): Headers {
   return headers;
 }
 
+/** One send: where, what, and within how many ms. */
+interface Outgoing {
+  readonly settings: ConnectionSettings;
+  readonly method: Method;
+  readonly path: string;
+  readonly payload: string | undefined;
+  readonly ms: number;
+}
+
+/** What a send's own timer ends it with (send() words it as `no answer within`). */
+function timedOut(): Error {
+  const err = new Error('timed out');
+  err.name = 'TimeoutError';
+  return err;
+}
+
 /**
  * Through undici's `dispatch`, not `request`: the answer's few hundred bytes are gathered as they
  * come, without the Readable stream, abort wiring and promise `request` builds around every answer
@@ -180,14 +188,7 @@ function headersOf(settings: ConnectionSettings, method: Method): Headers {
  * node's own: undici's head and body timeouts above a second run on its coarse timer wheel, which
  * fires up to a second late, and a bind's steps must end within its budget.
  */
-function viaPool(
-  pool: Pool,
-  settings: ConnectionSettings,
-  method: Method,
-  path: string,
-  payload: string | undefined,
-  ms: number,
-): Promise<Answer> {
+function viaPool(pool: Pool, { settings, method, path, payload, ms }: Outgoing): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status = 0;
@@ -195,8 +196,7 @@ function viaPool(
     let controller: { abort(reason: Error): void } | undefined;
     let expired: Error | undefined;
     const timer = setTimeout(() => {
-      expired = new Error('timed out');
-      expired.name = 'TimeoutError';
+      expired = timedOut();
       controller?.abort(expired);
       reject(expired);
     }, ms);
@@ -241,13 +241,7 @@ function viaPool(
 }
 
 /** node's request on client-node's agent (a proxy's), bounded by a timer that destroys it. */
-function viaAgent(
-  settings: ConnectionSettings,
-  method: Method,
-  path: string,
-  payload: string | undefined,
-  ms: number,
-): Promise<Answer> {
+function viaAgent({ settings, method, path, payload, ms }: Outgoing): Promise<Answer> {
   const bytes = payload === undefined ? undefined : Buffer.from(payload);
   return new Promise((resolve, reject) => {
     const req = settings.request(
@@ -276,11 +270,7 @@ function viaAgent(
         });
       },
     );
-    const timer = setTimeout(() => {
-      const err = new Error('timed out');
-      err.name = 'TimeoutError';
-      req.destroy(err);
-    }, ms);
+    const timer = setTimeout(() => req.destroy(timedOut()), ms);
     req.on('error', (err) => {
       clearTimeout(timer);
       reject(err);

@@ -4,7 +4,7 @@
 // was read or written and the same request may go again. client-go also resends a 5xx that carries
 // a Retry-After; floatip does not: a 500 ServerTimeout can come after etcd applied a write.
 //
-// Both of floatip's ways to the API server resend this way: its lean writer (lean-client.ts) and
+// Both of floatip's ways to the API server resend this way: its lean client (lean-client.ts) and
 // every typed client-node call (`apiClient` below, the only way floatip makes one).
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -59,9 +59,9 @@ const transport = new IsomorphicFetchHttpLibrary();
 
 /**
  * client-node's transport, resending 429s within the call's signal (its deadline: a wait it cuts
- * short leaves the 429 as the answer). Its calls are reads and the replica's own Lease and Events;
- * the writes only a leader may make go through lean-client.ts, which asks the leadership check
- * before each resend.
+ * short leaves the 429 as the answer). Its calls are lists, reads, the REST API's reviews and the
+ * replica's own Lease; the writes only a leader may make go through lean-client.ts, which asks the
+ * leadership check before each resend.
  */
 export function resendingTransport(inner: HttpLibrary = transport): HttpLibrary {
   return {
