@@ -443,6 +443,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
     throw err;
   }
   if (embedded) {
+    // after the start-up lines waiting in the log's buffer
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
     process.stdout.write(
       [
         '',

@@ -252,6 +252,10 @@ test('16: SIGTERM does not wait for a caller still sending its body: floatip exi
   // the banner is the last of start-up: SIGTERM's handler is set in the same turn (a machine loaded
   // enough delayed it past the 1.5 s below, and SIGTERM's default action ended floatip)
   await floatip.waitFor(/^REST API: http/m);
+  // log lines are written in batches; the banner waits for those of start-up
+  const banner = floatip.output().indexOf('floatip is running on its embedded');
+  expect(floatip.output().indexOf('"msg":"REST API listening"')).toBeGreaterThan(-1);
+  expect(floatip.output().indexOf('"msg":"REST API listening"')).toBeLessThan(banner);
   // a body promised at 100,000 bytes, of which a few arrive, then one byte a second
   const socket = connect(Number(port), '127.0.0.1');
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
@@ -266,6 +270,8 @@ test('16: SIGTERM does not wait for a caller still sending its body: floatip exi
     expect(await floatip.stop()).toBe(0);
     // the shutdown's own steps take well under this; the body would have kept it for minutes
     expect(Date.now() - stopping).toBeLessThan(10_000);
+    // the lines of the shutdown are written at exit, not lost in the buffer
+    expect(floatip.output()).toMatch(/"msg":"stopping"/);
     await closed;
   } finally {
     clearInterval(trickle);
