@@ -53,10 +53,16 @@ export class LeanClient {
    * an answer that is no JSON object (a proxy's page must not read as no object).
    */
   async get(path: string, what: string, timeoutMs?: number): Promise<object> {
-    const answer = await this.request('GET', path, undefined, what, timeoutMs);
-    if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
-      throw new KubeApiError(0, '', `${what}: the answer is not a JSON object`);
-    return answer;
+    return objectOf(await this.request('GET', path, undefined, what, timeoutMs), what);
+  }
+
+  /**
+   * As get, but undefined when there is no such object: a release reads its deleted pod, and a
+   * KubeApiError with its stack for each was a fifth of what reading it cost.
+   */
+  async find(path: string, what: string, timeoutMs?: number): Promise<object | undefined> {
+    const answer = await this.exchange('GET', path, undefined, what, timeoutMs);
+    return answer.status === 404 ? undefined : objectOf(bodyOf(answer, what), what);
   }
 
   /** POSTs `body` as JSON to `path` (write). */
@@ -80,12 +86,22 @@ export class LeanClient {
     method: Method,
     path: string,
     payload: string | undefined,
+    ...tail: RequestTail
+  ): Promise<unknown> {
+    return bodyOf(await this.exchange(method, path, payload, ...tail), tail[0]);
+  }
+
+  /** The answer to the request, after resending 429s as request says. */
+  private exchange(
+    method: Method,
+    path: string,
+    payload: string | undefined,
     what: string,
     timeoutMs = REQUEST_TIMEOUT_MS,
     mayResend: () => void = () => undefined,
-  ): Promise<unknown> {
+  ): Promise<Answer> {
     const deadline = Date.now() + timeoutMs;
-    const answer = await resendOn429<Answer>({
+    return resendOn429<Answer>({
       send: () => this.send(method, path, payload, what, deadline - Date.now(), timeoutMs),
       retryAfterOf: (a) => (a.status === 429 ? a.retryAfter : undefined),
       pause: async (ms) => {
@@ -95,12 +111,6 @@ export class LeanClient {
       },
       mayResend,
     });
-    if (answer.status < 200 || answer.status >= 300) throw answerError(answer.status, answer.text, what);
-    try {
-      return answer.text ? JSON.parse(answer.text) : undefined;
-    } catch {
-      return undefined;
-    }
   }
 
   /**
@@ -134,6 +144,22 @@ export class LeanClient {
       throw new KubeApiError(0, '', `${what}: ${why}`);
     }
   }
+}
+
+/** A success's parsed body (undefined when empty or not JSON), or the KubeApiError of the refusal. */
+function bodyOf(answer: Answer, what: string): unknown {
+  if (answer.status < 200 || answer.status >= 300) throw answerError(answer.status, answer.text, what);
+  try {
+    return answer.text ? JSON.parse(answer.text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function objectOf(answer: unknown, what: string): object {
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    throw new KubeApiError(0, '', `${what}: the answer is not a JSON object`);
+  return answer;
 }
 
 interface Headers {

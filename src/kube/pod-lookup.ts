@@ -1,7 +1,6 @@
 // One way to find a pod: the pod cache first (cheap, but it may lag behind the scheduler or a
 // re-creation), the API server when the cache has no answer, or not the incarnation asked for.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { isNotFound } from './api-error.js';
 import { LeanClient } from './lean-client.js';
 import { isPathSegment } from './path-segment.js';
 import type { Reflector } from './reflector.js';
@@ -43,12 +42,7 @@ export class ClusterPods implements PodLookup {
     if (!isPathSegment(namespace) || !isPathSegment(name)) return undefined;
     if (namespace.length > MAX_NAMESPACE || name.length > MAX_NAME) return undefined;
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
-    try {
-      return (await this.client.get(path, `get pod ${namespace}/${name}`)) as V1Pod;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return (await this.client.find(path, `get pod ${namespace}/${name}`)) as V1Pod | undefined;
   }
 
   async find(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined> {

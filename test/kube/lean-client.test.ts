@@ -66,13 +66,15 @@ test('a merge patch and a delete go as kube-apiserver reads them: method, conten
   }
 });
 
-test('a read answers the object; a 404 is the server’s Status, and an answer that is no object is a failure, not an empty object', async () => {
+test('a read answers the object; a 404 is the server’s Status (find: no object), and an answer that is no object is a failure, not an empty object', async () => {
   const api = await apiServer((s) =>
     s.url.endsWith('/p1')
       ? [200, '{"metadata":{"name":"p1"}}']
       : s.url.endsWith('/p2')
         ? [404, '{"kind":"Status","reason":"NotFound","message":"pods \\"p2\\" not found","code":404}']
-        : [200, '<html>a proxy</html>'],
+        : s.url.endsWith('/p4')
+          ? [500, '{"kind":"Status","reason":"InternalError","message":"etcd is down","code":500}']
+          : [200, '<html>a proxy</html>'],
   );
   try {
     expect(await api.writer.get('/api/v1/namespaces/ns1/pods/p1', 'get pod ns1/p1')).toEqual({
@@ -90,8 +92,19 @@ test('a read answers the object; a 404 is the server’s Status, and an answer t
       status: 0,
       message: 'get pod ns1/p3: the answer is not a JSON object',
     });
+    // find: the same, but no such object is undefined; every other refusal still fails
+    expect(await api.writer.find('/api/v1/namespaces/ns1/pods/p1', 'get pod ns1/p1')).toEqual({
+      metadata: { name: 'p1' },
+    });
+    expect(await api.writer.find('/api/v1/namespaces/ns1/pods/p2', 'get pod ns1/p2')).toBeUndefined();
+    expect(
+      await api.writer.find('/api/v1/namespaces/ns1/pods/p3', 'get pod ns1/p3').catch((e: unknown) => e),
+    ).toMatchObject({ status: 0, message: 'get pod ns1/p3: the answer is not a JSON object' });
+    expect(
+      await api.writer.find('/api/v1/namespaces/ns1/pods/p4', 'get pod ns1/p4').catch((e: unknown) => e),
+    ).toMatchObject({ status: 500, message: 'get pod ns1/p4: etcd is down' });
     expect(api.seen.map((s) => [s.method, s.headers['content-type'], s.body])).toEqual(
-      Array(3).fill(['GET', undefined, '']),
+      Array(7).fill(['GET', undefined, '']),
     );
   } finally {
     api.close();
