@@ -116,10 +116,15 @@ export class PodGone {
       for (const allocation of held) {
         const decidedAt = this.deps.store.versionOf(allocation.ip);
         const sameFamily = (a: Allocation) => a.family === allocation.family;
-        const appHeld = key.isDeployment()
-          ? this.allocator.byPrefix(key.poolPrefix).filter(sameFamily).length
-          : 0;
-        const action = decideRelease(key, policy, { ...facts, held: appHeld });
+        const allocator = this.allocator;
+        // counted only where the decision reads it (an immutable Deployment's): the walk over the
+        // app's addresses was a release's largest own cost for a Deployment of many replicas
+        const action = decideRelease(key, policy, {
+          ...facts,
+          get held() {
+            return key.isDeployment() ? allocator.byPrefix(key.poolPrefix).filter(sameFamily).length : 0;
+          },
+        });
         await this.apply(allocation, action, decidedAt, cause);
         this.deps.log.info(
           { ip: allocation.ip, key: key.text, action: action.kind, why: action.why, cause },
