@@ -61,7 +61,6 @@ export function goStruct<F extends string>(
 export type JsonPath = readonly (string | number)[];
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 // an object's current key as where its text lies, decoded only when a path is asked for: most
 // bodies have no number to report, and a release of 10,000 entries has 80,000 keys
@@ -117,18 +116,29 @@ export function* writtenValues(text: string, maxDepth = Infinity): Generator<Wri
   };
   const path = () => open.map((o) => (o.object ? keyOf(o) : o.index));
   let expectKey = false;
+  /** The first backslash at or after where it was last looked for from; -1: none in the rest. */
+  let backslash = -2;
   for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
+      // to the closing quote by indexOf, not character by character: most of a Pod's text is in
+      // its strings, and this pass ran for every pod a filter is asked about
       let end = i + 1;
       let escaped = false;
-      while (end < text.length && text.charCodeAt(end) !== QUOTE) {
-        if (text.charCodeAt(end) === BACKSLASH) {
-          escaped = true;
-          end += 2;
-        } else end++;
+      for (;;) {
+        const quote = text.indexOf('"', end);
+        if (quote < 0) {
+          end = text.length;
+          break;
+        }
+        if (backslash !== -1 && backslash < end) backslash = text.indexOf('\\', end);
+        if (backslash === -1 || backslash > quote) {
+          end = quote + 1;
+          break;
+        }
+        escaped = true;
+        end = backslash + 2; // past the escape and the character it escapes, a quote perhaps
       }
-      end = Math.min(end + 1, text.length);
       const top = open[open.length - 1];
       if (expectKey && top?.object) {
         top.start = i;

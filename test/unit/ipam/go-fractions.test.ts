@@ -2,7 +2,12 @@
 // number where the document says integer, as galaxy's Go decoder did (JSON.parse cannot tell 1.0
 // from 1). A property checks the scanner against JSON.parse's own reading of generated documents.
 import fc from 'fast-check';
-import { goIntegersWithFraction, jsonPathText, numbersWithFraction } from '../../../src/ipam/index.js';
+import {
+  goIntegersWithFraction,
+  jsonPathText,
+  numbersWithFraction,
+  writtenValues,
+} from '../../../src/ipam/index.js';
 
 const scan = (text: string) => [...numbersWithFraction(text)];
 const integers = (text: string, fields: string[][]) => [...goIntegersWithFraction(text, fields)];
@@ -60,6 +65,42 @@ describe('numbersWithFraction', () => {
         const text = JSON.stringify(value);
         const found = scan(text).map(({ path, written }) => [path, Number(written)]);
         expect(found).toEqual(paths(JSON.parse(text)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('writtenValues', () => {
+  test('every string value written with an escape is reported as written, at its path; no other string', () => {
+    // strings of quotes, backslashes and control characters, whose JSON text escapes them in runs
+    const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '\n', 'a', 'é', '\u0001', '😀') });
+    const escaped = (value: unknown, at: (string | number)[] = []): [(string | number)[], string][] => {
+      if (typeof value === 'string') {
+        const written = JSON.stringify(value);
+        return written.includes('\\') ? [[at, written]] : [];
+      }
+      if (Array.isArray(value)) return value.flatMap((v, i) => escaped(v, [...at, i]));
+      if (value && typeof value === 'object')
+        return Object.entries(value).flatMap(([k, v]) => escaped(v, [...at, k]));
+      return [];
+    };
+    const doc = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        tricky,
+        fc.integer(),
+        fc.array(tie('value')),
+        fc.dictionary(tricky, tie('value')),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(doc, (value) => {
+        const text = JSON.stringify(value);
+        const found = [...writtenValues(text)]
+          .filter((v) => v.kind === 'escape')
+          .map(({ path, written }) => [path, written]);
+        expect(found).toEqual(escaped(JSON.parse(text)));
       }),
       { numRuns: 500 },
     );
