@@ -62,20 +62,34 @@ export interface LogDestination extends pino.DestinationStream {
 export function bufferedDestination(fd = 1): LogDestination {
   // pino registers it to be flushed on exit
   const sonic = pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES });
-  // one timer per batch: sonic-boom's own periodicFlush writes an empty line every period while idle
+  // sonic-boom writes what it holds below minLength only when flushed, and a flush while a write is
+  // in flight does nothing: so whenever a write ends with bytes still held, the timer is set again
+  // (its own periodicFlush would write an empty buffer every period while idle)
+  let unwritten = 0;
   let timer: NodeJS.Timeout | undefined;
   let destroyed = false;
   const flush = () => {
     timer = undefined;
-    if (!destroyed) sonic.flush();
+    if (!destroyed && unwritten > 0) sonic.flush();
   };
+  const arm = () => {
+    if (!timer) timer = setTimeout(flush, LOG_FLUSH_MS).unref();
+  };
+  sonic.on('write', (n: number) => {
+    unwritten -= n;
+    if (unwritten > 0) arm();
+  });
   return {
     write(line: string) {
-      if (!timer) timer = setTimeout(flush, LOG_FLUSH_MS).unref();
+      unwritten += Buffer.byteLength(line);
+      arm();
       return sonic.write(line);
     },
     flush: (done) => (destroyed ? done?.() : sonic.flush(done)),
-    flushSync: () => sonic.flushSync(),
+    flushSync() {
+      sonic.flushSync(); // reports no 'write'
+      unwritten = 0;
+    },
     destroy() {
       destroyed = true;
       clearTimeout(timer);
