@@ -39,8 +39,8 @@ export function clipped(value: unknown, depth = 0): unknown {
 /**
  * The most a line waits in the buffer before it is written (at most LOG_BUFFER_BYTES wait for a write).
  * Lines are written in batches because each write hands the line to another thread (libuv's pool),
- * and waking a thread cost more than formatting the line: pino's default wrote every line alone, 72-92
- * µs of CPU per line on the 2-core VM of README Performance, against 28 µs buffered. A line logged
+ * and waking a thread cost more than formatting the line: pino's default wrote every line alone, about
+ * 70 µs of CPU per line on the 2-core VM of README Performance, against 41 µs buffered. A line logged
  * before the process exits is written at exit (pino flushes on `exit`), one logged within this window
  * before a SIGKILL is lost.
  */
