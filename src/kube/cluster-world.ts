@@ -18,7 +18,10 @@ export class ClusterWorld {
 
   constructor(
     kubeConfig: KubeConfig,
-    caches: { readonly pods: Pick<Reflector<V1Pod>, 'get'>; readonly nodes: Pick<Reflector<V1Node>, 'get'> },
+    caches: {
+      readonly pods: Pick<Reflector<V1Pod>, 'get' | 'readArrived'>;
+      readonly nodes: Pick<Reflector<V1Node>, 'get'>;
+    },
     /** Called before every write; throws to refuse it (a replica that is not the leader). */
     private readonly guard: () => void = () => undefined,
   ) {

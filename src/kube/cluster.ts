@@ -1,7 +1,10 @@
 // The cluster as floatip sees it: read-only caches of the resources it reacts to, each kept in step
 // by a Reflector. Started together; every consumer reads from here, nobody lists on a hot path.
 // Only what is read: a Deployment pod's app comes from its ReplicaSet's name (galaxy's rule), so
-// ReplicaSets, whose status changes with every pod they create, are not watched.
+// ReplicaSets, whose status changes with every pod they create, are not watched. Pods and their
+// workloads change in bursts as pods are placed: their watches read in batches (watch-pacing.ts),
+// and a bind that misses its pod reads what has come first. Nodes change seldom, and a filter must
+// know a new node as soon as kube-scheduler does: their watch reads each event as it comes.
 import {
   AppsV1Api,
   CoreV1Api,
@@ -14,6 +17,7 @@ import {
 import type { Logger } from '../log.js';
 import { Reflector } from './reflector.js';
 import { apiClient } from './resend.js';
+import { watchPacing } from './watch-pacing.js';
 
 export class ClusterCache {
   readonly pods: Reflector<V1Pod>;
@@ -30,6 +34,7 @@ export class ClusterCache {
       name: 'pods',
       path: '/api/v1/pods',
       list: (page) => core.listPodForAllNamespaces(page),
+      pacing: watchPacing,
     });
     this.nodes = new Reflector<V1Node>({
       ...common,
@@ -42,12 +47,14 @@ export class ClusterCache {
       name: 'deployments',
       path: '/apis/apps/v1/deployments',
       list: (page) => apps.listDeploymentForAllNamespaces(page),
+      pacing: watchPacing,
     });
     this.statefulSets = new Reflector<V1StatefulSet>({
       ...common,
       name: 'statefulsets',
       path: '/apis/apps/v1/statefulsets',
       list: (page) => apps.listStatefulSetForAllNamespaces(page),
+      pacing: watchPacing,
     });
   }
 

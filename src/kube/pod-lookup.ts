@@ -1,5 +1,7 @@
 // One way to find a pod: the pod cache first (cheap, but it may lag behind the scheduler or a
-// re-creation), the API server when the cache has no answer, or not the incarnation asked for.
+// re-creation), then the cache again with what the pod watch has already been sent (it reads in
+// batches: watch-pacing.ts), the API server when the cache still has no answer, or not the
+// incarnation asked for.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { LeanClient } from './lean-client.js';
 import { isPathSegment } from './path-segment.js';
@@ -27,7 +29,7 @@ export class ClusterPods implements PodLookup {
 
   constructor(
     kubeConfig: KubeConfig,
-    private readonly cache: Pick<Reflector<V1Pod>, 'get'>,
+    private readonly cache: Pick<Reflector<V1Pod>, 'get' | 'readArrived'>,
   ) {
     this.client = new LeanClient(kubeConfig);
   }
@@ -46,8 +48,11 @@ export class ClusterPods implements PodLookup {
   }
 
   async find(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined> {
-    const pod = this.cached(namespace, name);
-    if (pod && (!uid || pod.metadata?.uid === uid)) return pod;
-    return this.fetch(namespace, name);
+    const asked = (pod: V1Pod | undefined) => pod && (!uid || pod.metadata?.uid === uid);
+    let pod = this.cached(namespace, name);
+    if (asked(pod)) return pod;
+    await this.cache.readArrived();
+    pod = this.cached(namespace, name);
+    return asked(pod) ? pod : this.fetch(namespace, name);
   }
 }

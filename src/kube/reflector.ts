@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { ApiConnection } from './api-connection.js';
 import { KubeApiError, kubeError } from './api-error.js';
 import { watchLines, type WatchRequest } from './watch-lines.js';
+import type { WatchPacing } from './watch-pacing.js';
 
 export interface ListResult<T> {
   items: T[];
@@ -41,6 +42,11 @@ export interface ReflectorOptions<T> {
    * `SILENCE_GRACE_MS` later is silent and is watched again. Default `WATCH_TIMEOUT_SECONDS`.
    */
   readonly watchTimeoutSeconds?: number;
+  /**
+   * The pace of the watch's reads (watch-pacing.ts), for a resource whose events come in bursts;
+   * without, each read is delivered as it comes.
+   */
+  readonly pacing?: WatchPacing;
 }
 
 /** client-go asks for 5-10 min; shorter here, as it bounds how long a silent watch goes unnoticed. */
@@ -133,6 +139,14 @@ export class Reflector<T extends KubernetesObject> {
     // the watch (healthy or silent) ends at once, and the loop lists before it watches again
     this.abort?.();
     return caughtUp;
+  }
+
+  /**
+   * Resolves once what the API server has already sent on the resting watches of this one's pace
+   * (this one among them) is in the cache: for whoever must not act on a cache a beat behind.
+   */
+  readArrived(): Promise<void> {
+    return this.options.pacing?.readArrived() ?? Promise.resolve();
   }
 
   get synced(): boolean {
@@ -243,6 +257,7 @@ export class Reflector<T extends KubernetesObject> {
           else if (err) reject(err);
           else resolve();
         },
+        this.options.pacing,
       );
       // stop() before the response headers: the attempt is dropped
       this.abort = () => {

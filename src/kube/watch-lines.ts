@@ -6,6 +6,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { ApiConnection } from './api-connection.js';
 import { answerError, KubeApiError } from './api-error.js';
+import type { WatchPacing } from './watch-pacing.js';
 
 export interface WatchEvent {
   readonly type: string;
@@ -29,6 +30,7 @@ export const MAX_EVENT_BYTES = 32 * 2 ** 20;
 /**
  * GETs `path` with `watch=true` and `query`. Each event goes to `onEvent`; once opened, `done` is
  * called exactly once when the watch ends: without an error at the server's end or on abort().
+ * With `pacing`, the socket rests after each read (watch-pacing.ts).
  */
 export function watchLines(
   connection: ApiConnection,
@@ -37,6 +39,7 @@ export function watchLines(
   what: string,
   onEvent: (event: WatchEvent) => void,
   done: (err?: KubeApiError) => void,
+  pacing?: WatchPacing,
 ): WatchRequest {
   let req: ClientRequest | undefined;
   let open = false;
@@ -94,7 +97,10 @@ export function watchLines(
     // the pieces of a line cut across chunks, joined once at its newline (not once per chunk)
     let pieces: Buffer[] = [];
     let pending = 0;
+    const socket = res.socket;
+    const watching = () => !finished;
     res.on('data', (chunk: Buffer) => {
+      if (pacing && socket) pacing.read(socket, watching);
       let from = 0;
       for (let nl = chunk.indexOf(NEWLINE); nl >= 0 && !finished; nl = chunk.indexOf(NEWLINE, from)) {
         const piece = chunk.subarray(from, nl);

@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Allocation, Allocator, Attrs } from '../ipam/index.js';
 import type { CustomResourceClient } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
+import { watchPacing } from '../kube/watch-pacing.js';
 import type { Logger } from '../log.js';
 import { type AddressVersions, versionOf } from './address-versions.js';
 import {
@@ -80,6 +81,7 @@ export function floatingIPReflector(
     kubeConfig,
     log,
     keep: 'versions',
+    pacing: watchPacing,
   });
 }
 
