@@ -17,6 +17,19 @@ export interface Seen {
 /** A status, a body and headers; undefined never answers. */
 export type Reply = [number, string] | [number, string, Record<string, string>] | undefined;
 
+/** A KubeConfig (a token, connections shared) for an API server on this machine's `port`. */
+export function localKubeConfig(port: number, prefix = ''): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}${prefix}`, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 'secret-token' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  shareConnections(kc);
+  return kc;
+}
+
 /** The server, at `prefix` (a path of its own, as a server behind a path-routing proxy has). */
 export async function stubApiServer(answer: (seen: Seen, n: number) => Reply, prefix = '') {
   const seen: Seen[] = [];
@@ -46,14 +59,7 @@ export async function stubApiServer(answer: (seen: Seen, n: number) => Reply, pr
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}${prefix}`, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  shareConnections(kc);
+  const kc = localKubeConfig(port, prefix);
   return {
     seen,
     open,

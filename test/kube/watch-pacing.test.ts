@@ -3,11 +3,12 @@
 // pod lookup) gets it at once, not a beat later.
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { ClusterPods } from '../../src/kube/pod-lookup.js';
 import { Reflector } from '../../src/kube/reflector.js';
 import { WatchPacing } from '../../src/kube/watch-pacing.js';
 import { silentLogger } from '../../src/log.js';
+import { localKubeConfig } from './stub-api-server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -122,19 +123,7 @@ async function apiServer(events: readonly [atMs: number, line: string][]) {
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const kc = localKubeConfig((server.address() as AddressInfo).port);
   return {
     kc,
     gets,
