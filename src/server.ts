@@ -173,7 +173,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     );
     metrics.watchQueue(lifecycle.queue);
     lifecycle.attach();
-    await Promise.all([pools.start(), cluster.start(), workloads.start()]);
+    await Promise.all([
+      pools.start(),
+      cluster.start(),
+      workloads.start(),
+      workloads.followFor(allocator.all()),
+    ]);
     // a replica without leader election has read every pod now (one with it, in each term's catch-up)
     const podsRead = () => {
       podsFresh = true;
@@ -255,6 +260,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       'the scheduler extender port (--port)',
       extenderApp(
         {
+          ready: (pod) => verbs.queries.ready(pod),
           filter: (...args) => verbs.queries.filter(...args),
           prioritize: (...args) => verbs.queries.prioritize(...args),
           preempt: (...args) => verbs.queries.preempt(...args),

@@ -39,7 +39,7 @@ export interface LifecycleObserver {
 
 export interface LifecycleDeps {
   readonly store: LifecycleStore;
-  readonly workloads: Pick<Workloads, 'factsFor'>;
+  readonly workloads: Pick<Workloads, 'factsFor' | 'followFor'>;
   readonly pods: PodLookup;
   readonly locks: DecisionLocks;
   /** Where releases are audited (an Event on the FloatingIP object), besides the log. */

@@ -135,6 +135,8 @@ export class Lifecycle {
   private async resyncPass(): Promise<void> {
     let unchecked: number;
     try {
+      // addresses another replica (or a leader before) parked under a non-default policy
+      await this.deps.workloads.followFor(this.deps.store.allocator.all());
       unchecked = await this.leaks.sweep();
       await this.adoptPlaced();
       await this.ttl.expire();

@@ -10,6 +10,7 @@ import {
   type Attrs,
   type ReleaseAction,
   ReleasePolicy,
+  type WorkloadFacts,
   decideRelease,
 } from '../ipam/index.js';
 import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../cni/args.js';
@@ -111,7 +112,11 @@ export class PodGone {
     held: readonly Allocation[],
     cause: SettleCause,
   ): Promise<void> {
-    const facts = await this.deps.workloads.factsFor(key, policy);
+    // the default policy releases whatever the workload: its facts are not read (nor followed)
+    const facts: WorkloadFacts =
+      policy === ReleasePolicy.PodDelete
+        ? { exists: false, replicas: 0 }
+        : await this.deps.workloads.factsFor(key, policy);
     const run = async () => {
       for (const allocation of held) {
         const decidedAt = this.deps.store.versionOf(allocation.ip);

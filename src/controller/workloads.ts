@@ -8,6 +8,7 @@ import {
   type V1Deployment,
 } from '@kubernetes/client-node';
 import {
+  type Allocation,
   type AllocationKey,
   type AppFacts,
   ReleasePolicy,
@@ -109,6 +110,28 @@ export class Workloads {
     return this.scalable.has(typePrefix);
   }
 
+  /**
+   * What a decision about a pod of this policy waits for before it reads the workload caches:
+   * nothing for the default policy, which reads none, or once they are listed; otherwise their
+   * first list (the caches are followed from then on: ClusterCache.watchWorkloads).
+   */
+  readyFor(policy: ReleasePolicy): Promise<void> | undefined {
+    if (policy === ReleasePolicy.PodDelete) return undefined;
+    if (this.cluster.deployments.synced && this.cluster.statefulSets.synced) return undefined;
+    return this.cluster.watchWorkloads();
+  }
+
+  /**
+   * Follows the workloads if any of these addresses was decided under a policy other than the
+   * default: the end of a rollout trims its app's parked addresses, and a parked address's app is
+   * read when its TTL runs out. Called with what the store holds at start, and on every resync.
+   */
+  followFor(held: Iterable<Allocation>): Promise<void> | undefined {
+    if (this.cluster.watchingWorkloads) return undefined;
+    for (const a of held) if (a.policy !== ReleasePolicy.PodDelete) return this.cluster.watchWorkloads();
+    return undefined;
+  }
+
   rollout(namespace: string, name: string): Rollout | undefined {
     const deployment = this.cluster.deployments.get(namespace, name);
     return deployment ? rolloutOf(deployment) : undefined;
@@ -124,6 +147,7 @@ export class Workloads {
 
   /** The facts a release decision needs about the workload of a gone pod's key. */
   async factsFor(key: AllocationKey, policy: ReleasePolicy): Promise<WorkloadFacts> {
+    await this.cluster.watchWorkloads();
     if (key.isDeployment()) {
       const rollout = this.rollout(key.namespace, key.appName);
       return rollout

@@ -299,6 +299,9 @@ export class Binder {
     if (families.length === 0) return held;
     let made: Allocation[];
     if (sharesAppAddresses(key, attrs.policy)) {
+      // the app's limit is read from its Deployment: listed first if nobody has needed it before
+      const waiting = this.apps.readyFor(attrs.policy);
+      if (waiting) await waiting;
       made = await this.locks.app(key.poolPrefix, () =>
         this.assignInApp(key, nodeSubnet, attrs, families, held.length > 0, undo, timeLeft),
       );

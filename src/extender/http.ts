@@ -98,6 +98,7 @@ const BIND_BODY_LIMIT = 64 * 1024;
 
 /** The four verbs: the read-only ones and bind. */
 export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'preempt'> &
+  Partial<Pick<SchedulingQueries, 'ready'>> &
   Pick<Binder, 'bind'>;
 
 /** A verb's path: its handler, the reader of its full Nodes, its own body limit if smaller. */
@@ -152,6 +153,8 @@ export function extenderApp(
   const filter: VerbHandler = async (req, res, read, raw, lease) => {
     const start = process.hrtime.bigint();
     const args = decodeExtenderArgs(read.body, raw, read.known, read.podText);
+    const waiting = extender.ready?.(args.pod);
+    if (waiting) await waiting;
     options.refusedForLater?.();
     const result = extender.filter(args.pod, args.nodes, args.nodeNames);
     if (options.refusedForLater?.()) {
@@ -208,9 +211,11 @@ export function extenderApp(
     observe('bind', start, error);
     json(res, encodeBindingResult(error));
   };
-  const preempt: VerbHandler = (_req, res, read, raw) => {
+  const preempt: VerbHandler = async (_req, res, read, raw) => {
     const start = process.hrtime.bigint();
     const args = decodePreemptionArgs(read.body, raw);
+    const waiting = extender.ready?.(args.pod);
+    if (waiting) await waiting;
     const result = extender.preempt(args.pod, args.victims);
     observe('preempt', start, undefined);
     json(res, encodePreemptionResult(result));

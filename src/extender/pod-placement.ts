@@ -1,7 +1,7 @@
 // What the extender's verbs share: a pod's placement request in the core's terms, where its app's
 // facts come from, and who hears of refusals floatip will clear itself.
 import type { V1Pod } from '@kubernetes/client-node';
-import type { AllocationKey, AppFacts, PlacementRequest } from '../ipam/index.js';
+import type { AllocationKey, AppFacts, PlacementRequest, ReleasePolicy } from '../ipam/index.js';
 import { cniArgsOfPod, keyOfPod, policyOfPod } from '../pods/pod-facts.js';
 import type { FilterResult } from './wire.js';
 
@@ -23,6 +23,8 @@ export interface AppSource {
   appFacts(key: AllocationKey): AppFacts;
   /** Whether a custom workload kind has a scale subresource, by its key type prefix. */
   isScalable(typePrefix: string): boolean;
+  /** What to wait for before appFacts can answer for a pod of this policy (undefined: nothing). */
+  readyFor(policy: ReleasePolicy): Promise<void> | undefined;
 }
 
 /** Who is told about refusals that floatip itself will clear, so that the pod is retried then. */

@@ -76,6 +76,22 @@ export class SchedulingQueries {
     if (!pod.spec?.nodeName) held.pass();
   }
 
+  /**
+   * What filter and preempt wait for before answering for this pod: the first list of the workload
+   * caches when its policy reads them and nobody has needed them before (undefined: nothing).
+   */
+  ready(pod: V1Pod): Promise<void> | undefined {
+    let policy: ReleasePolicy;
+    try {
+      policy = policyOfPod(pod);
+    } catch {
+      return undefined; // the verb itself refuses the annotation
+    }
+    // the default policy (nearly every pod) first: it needs nothing, whatever the pod asks for
+    if (policy === ReleasePolicy.PodDelete || !wantsFloatingIP(pod, this.resource)) return undefined;
+    return this.apps.readyFor(policy);
+  }
+
   // ---- filter
 
   filter(pod: V1Pod, nodes: V1Node[] | undefined, nodeNames: string[] | undefined): FilterResult {

@@ -5,6 +5,9 @@
 // workloads change in bursts as pods are placed: their watches read in batches (watch-pacing.ts),
 // and a bind that misses its pod reads what has come first. Nodes change seldom, and a filter must
 // know a new node as soon as kube-scheduler does: their watch reads each event as it comes.
+// Deployments and StatefulSets are followed only from the first time a decision needs them (a
+// release policy other than the default: watchWorkloads); a cluster whose pods all release their
+// addresses on deletion never has floatip hold its workloads or read their status changes.
 import {
   AppsV1Api,
   CoreV1Api,
@@ -58,15 +61,42 @@ export class ClusterCache {
     });
   }
 
+  /** Set by the first watchWorkloads(): the workload caches listed and followed from then on. */
+  private workloads: Promise<void> | undefined;
+  private stopped = false;
+
   private get all() {
-    return [this.pods, this.nodes, this.deployments, this.statefulSets];
+    return [this.pods, this.nodes, ...(this.workloads ? [this.deployments, this.statefulSets] : [])];
   }
 
+  /** Follows pods and nodes; Deployments and StatefulSets wait for watchWorkloads(). */
   async start(): Promise<void> {
-    await Promise.all(this.all.map((r) => r.start()));
+    await Promise.all([this.pods.start(), this.nodes.start()]);
+  }
+
+  /** Whether the Deployment and StatefulSet caches are being filled or followed. */
+  get watchingWorkloads(): boolean {
+    return this.workloads !== undefined;
+  }
+
+  /**
+   * Starts following Deployments and StatefulSets, once; resolves when both are listed (at once
+   * after that). After stop() (floatip's last step, once nothing decides any more) it rejects
+   * rather than let a decision read caches that were never filled.
+   */
+  watchWorkloads(): Promise<void> {
+    if (this.stopped && !this.workloads)
+      return Promise.reject(
+        new Error('the cluster caches are stopped: Deployments and StatefulSets not listed'),
+      );
+    this.workloads ??= Promise.all([this.deployments.start(), this.statefulSets.start()]).then(
+      () => undefined,
+    );
+    return this.workloads;
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await Promise.all(this.all.map((r) => r.stop()));
   }
 

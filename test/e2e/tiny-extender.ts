@@ -50,7 +50,8 @@ export async function startTinyExtender(
     recordObjects?: boolean;
     /**
      * Also follow, with floatip's own reflector, every resource floatip follows that changes with
-     * the pods it places (pods, nodes, Deployments, StatefulSets, FloatingIPs): for bench:e2e, the
+     * the pods it places (pods, nodes, FloatingIPs; Deployments and StatefulSets only once a pod's
+     * release policy needs them, and this floor's pods have the default): for bench:e2e, the
      * least an IPAM that watches the pods it places pays besides answering and writing. `'pods'`:
      * the pods alone, the least any IPAM that releases a deleted pod's address must watch.
      */

@@ -712,6 +712,26 @@ describe('E5-4 Deployments and Pools', () => {
     },
   );
 
+  test('E5-4i Deployments are read from the first pod whose policy needs them: its filter waits for their list', async () => {
+    await world.deployment('web', 1);
+    // default-policy pods are bound and released without floatip reading any workload
+    const plain = await world.pod({ name: 'web-5d8f7c9b4-p', owner: rs('web') });
+    expect(await world.bind(plain, 'a1')).toBe('');
+    await world.deletePod('web-5d8f7c9b4-p');
+    await world.settle();
+    expect(world.floatip.cluster.watchingWorkloads).toBe(false);
+    // the first immutable pod: answered with its Deployment's limit of 1, not a limit of 0 guessed
+    // from caches not yet listed
+    const first = await world.pod({ name: 'web-5d8f7c9b4-a', owner: rs('web'), policy: 'immutable' });
+    expect(await world.filter(first, ['a1', 'b1'])).toMatchObject({ passed: ['a1', 'b1'], error: '' });
+    expect(world.floatip.cluster.watchingWorkloads).toBe(true);
+    expect(await world.bind(first, 'b1')).toBe('');
+    const second = await world.pod({ name: 'web-5d8f7c9b4-b', owner: rs('web'), policy: 'immutable' });
+    expect((await world.filter(second, ['a1', 'b1'])).error).toBe(
+      'deployment web has allocated 1 ips with replicas of 1, wait for releasing',
+    );
+  });
+
   test('E5-4c parked addresses come back, most recently parked first, and pin the pod to their subnet', async () => {
     await world.deployment('app', 3);
     const store = world.floatip.store;

@@ -287,10 +287,18 @@ export class World {
         },
       },
     });
-    await eventually(
+    await this.workloadsEventually(
       'the deployment to reach floatip',
       async () => this.floatip.cluster.deployments.get(namespace, name) !== undefined,
     );
+  }
+
+  /**
+   * Waits for floatip's workload caches to show a change, when it follows workloads: it does only
+   * once a pod's policy needs them, and then lists what is there (ClusterCache.watchWorkloads).
+   */
+  private async workloadsEventually(what: string, check: () => Promise<boolean>): Promise<void> {
+    if (this.floatip.cluster.watchingWorkloads) await eventually(what, check);
   }
 
   async statefulSet(name: string, replicas: number, namespace = 'ns1'): Promise<void> {
@@ -309,7 +317,7 @@ export class World {
         },
       },
     });
-    await eventually(
+    await this.workloadsEventually(
       'the statefulset to reach floatip',
       async () => this.floatip.cluster.statefulSets.get(namespace, name) !== undefined,
     );
@@ -319,7 +327,7 @@ export class World {
     const sts = await this.apps.readNamespacedStatefulSet({ name, namespace });
     sts.spec!.replicas = replicas;
     await this.apps.replaceNamespacedStatefulSet({ name, namespace, body: sts });
-    await eventually(
+    await this.workloadsEventually(
       'the new scale to reach floatip',
       async () => this.floatip.cluster.statefulSets.get(namespace, name)?.spec?.replicas === replicas,
     );
@@ -327,7 +335,7 @@ export class World {
 
   async deleteStatefulSet(name: string, namespace = 'ns1'): Promise<void> {
     await this.apps.deleteNamespacedStatefulSet({ name, namespace });
-    await eventually(
+    await this.workloadsEventually(
       'the deletion to reach floatip',
       async () => this.floatip.cluster.statefulSets.get(namespace, name) === undefined,
     );
@@ -335,7 +343,7 @@ export class World {
 
   async deleteDeployment(name: string, namespace = 'ns1'): Promise<void> {
     await this.apps.deleteNamespacedDeployment({ name, namespace });
-    await eventually(
+    await this.workloadsEventually(
       'the deletion to reach floatip',
       async () => this.floatip.cluster.deployments.get(namespace, name) === undefined,
     );
@@ -364,7 +372,7 @@ export class World {
           availableReplicas: replicas,
         };
     await this.apps.replaceNamespacedDeploymentStatus({ name, namespace, body: current });
-    await eventually('the deployment state to reach floatip', async () => {
+    await this.workloadsEventually('the deployment state to reach floatip', async () => {
       const seen = this.floatip.cluster.deployments.get(namespace, name);
       return (
         seen?.status?.updatedReplicas === current.status?.updatedReplicas && seen?.spec?.replicas === replicas

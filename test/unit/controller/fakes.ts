@@ -198,6 +198,7 @@ export function lifecycleDeps(options: { clock?: () => number } = {}) {
     store,
     workloads: {
       factsFor: async (key: AllocationKey) => apps.get(key.appName) ?? { exists: false, replicas: 0 },
+      followFor: () => undefined,
     },
     pods,
     locks: new DecisionLocks(),

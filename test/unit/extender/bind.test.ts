@@ -50,7 +50,11 @@ function setup(replicas = 1) {
       },
     },
     nodes,
-    { appFacts: () => ({ deployment: { replicas, rolling: false, maxSurge: 0 } }), isScalable: () => false },
+    {
+      appFacts: () => ({ deployment: { replicas, rolling: false, maxSurge: 0 } }),
+      isScalable: () => false,
+      readyFor: () => undefined,
+    },
     events,
     silentLogger(),
     { resource: DEFAULT_RESOURCE, clock: () => time.now },

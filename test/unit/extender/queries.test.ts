@@ -33,6 +33,7 @@ function setup(options: { replicas?: number } = {}) {
     {
       appFacts: () => ({ deployment: { replicas: options.replicas ?? 1, rolling: false, maxSurge: 0 } }),
       isScalable: () => false,
+      readyFor: () => undefined,
     },
     silentLogger(),
     DEFAULT_RESOURCE,
