@@ -19,8 +19,8 @@
 // same plus one FloatingIP object created per bind, as floatip records each address: the floor of
 // floatip with nodeCacheCapable; `tiny-crd-watch` is tiny-crd that also follows, with floatip's
 // reflector, what floatip follows that changes with its pods (pods, nodes, FloatingIPs; floatip
-// follows Deployments and StatefulSets only once a pod's policy needs them): the floor of an IPAM that watches the pods it places, as floatip must
-// to release their addresses; `tiny-crd-pods` (not in the default set) follows the pods alone: the
+// follows Deployments and StatefulSets only once a pod's policy needs them): the floor of an IPAM
+// that watches the pods it places, as floatip must to release their addresses; `tiny-crd-pods` (not in the default set) follows the pods alone: the
 // least that any IPAM releasing a deleted pod's address must watch; `tiny-crd-full` is tiny-crd sent full Nodes (it parses them and
 // echoes them back): the floor of floatip without. Every run prints floatip's or the floor's own
 // CPU-seconds per 1,000 pods, from its process accounting (the floor runs as a process of its own,
