@@ -81,12 +81,7 @@ export class SchedulingQueries {
    * caches when its policy reads them and nobody has needed them before (undefined: nothing).
    */
   ready(pod: V1Pod): Promise<void> | undefined {
-    let policy: ReleasePolicy;
-    try {
-      policy = policyOfPod(pod);
-    } catch {
-      return undefined; // the verb itself refuses the annotation
-    }
+    const policy = policyOfPod(pod);
     // the default policy (nearly every pod) first: it needs nothing, whatever the pod asks for
     if (policy === ReleasePolicy.PodDelete || !wantsFloatingIP(pod, this.resource)) return undefined;
     return this.apps.readyFor(policy);
