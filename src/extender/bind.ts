@@ -118,12 +118,17 @@ export class Binder {
     let podUid = uid;
     try {
       const pod = await this.world.pods.find(namespace, name, uid || undefined);
-      if (!pod) return `failed to find pod ${namespace}_${name}: pod "${name}" not found`;
+      // refused before anything is decided: logged, with no Event (no pod, another incarnation, or a
+      // pod that asks for no address: the scheduler sent what it should not have)
+      const refuse = (message: string) => this.failed(namespace, name, nodeName, 'validation', message);
+      if (!pod) return refuse(`failed to find pod ${namespace}_${name}: pod "${name}" not found`);
       if (uid && pod.metadata?.uid !== uid) {
-        return `failed to find pod ${namespace}_${name}: uid ${uid} is not the pod's (${pod.metadata?.uid})`;
+        return refuse(
+          `failed to find pod ${namespace}_${name}: uid ${uid} is not the pod's (${pod.metadata?.uid})`,
+        );
       }
       if (!wantsFloatingIP(pod, this.options.resource))
-        return "pod which doesn't want floatingip have been sent to plugin";
+        return refuse("pod which doesn't want floatingip have been sent to plugin");
       podUid = uid || (pod.metadata?.uid ?? '');
       await this.locks.pod(namespace, name, async () => {
         // decided before anything is written: a bound pod stays where it is
@@ -160,7 +165,7 @@ export class Binder {
         this.refusals?.refusedForApp(err.countPrefix, namespace, name, podUid);
       const message = errorText(err);
       const kind = kindOf(err) ?? 'transient';
-      this.log.warn({ pod: `${namespace}/${name}`, node: nodeName, kind, err: message }, 'bind failed');
+      this.failed(namespace, name, nodeName, kind, message);
       const pod = this.world.pods.cached(namespace, name);
       if (pod) {
         this.events.record(
@@ -172,6 +177,12 @@ export class Binder {
       }
       return message;
     }
+  }
+
+  /** The log line of a bind that failed; the caller is answered `message`. */
+  private failed(namespace: string, name: string, node: string, kind: ErrorKind, message: string): string {
+    this.log.warn({ pod: `${namespace}/${name}`, node, kind, err: message }, 'bind failed');
+    return message;
   }
 
   /**

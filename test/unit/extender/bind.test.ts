@@ -5,7 +5,8 @@ import { Binder } from '../../../src/extender/bind.js';
 import { NodeFacts } from '../../../src/extender/node-subnets.js';
 import { Allocator, ReleasePolicy, parsePoolConfig } from '../../../src/ipam/index.js';
 import { KubeApiError } from '../../../src/kube/custom-resources.js';
-import { silentLogger } from '../../../src/log.js';
+import pino from 'pino';
+import { silentLogger, type Logger } from '../../../src/log.js';
 import { CNI_ARGS_ANNOTATION } from '../../../src/cni/args.js';
 import { DEFAULT_RESOURCE, RELEASE_POLICY_ANNOTATION } from '../../../src/pods/pod-facts.js';
 import { DecisionLocks } from '../../../src/store/decision-locks.js';
@@ -23,7 +24,7 @@ const config = parsePoolConfig([
   { nodeSubnets: [A], ips: ['fd00::10~fd00::11'], subnet: 'fd00::/64', gateway: 'fd00::1' },
 ]);
 
-function setup(replicas = 1) {
+function setup(replicas = 1, log: Logger = silentLogger()) {
   const allocator = new Allocator(config);
   const store = memoryStore(allocator);
   const nodes = new NodeFacts(allocator);
@@ -56,7 +57,7 @@ function setup(replicas = 1) {
       readyFor: () => undefined,
     },
     events,
-    silentLogger(),
+    log,
     { resource: DEFAULT_RESOURCE, clock: () => time.now },
   );
   const add = (p: ReturnType<typeof pod>) =>
@@ -283,6 +284,36 @@ test('an unknown release policy binds with the default and warns on the pod', as
   expect(events.events.map((e) => [e.type, e.reason, e.object.name])).toEqual([
     ['Warning', 'UnknownReleasePolicy', 'p1'],
   ]);
+});
+
+test('a refusal before any decision is logged, naming the pod, the node and why', async () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const { binder, add, events } = setup(1, log);
+  add(pod('p1'));
+  add(pod('plain', { wants: false }));
+  await binder.bind('ns1', 'nope', '', 'a1');
+  await binder.bind('ns1', 'p1', 'other', 'a1');
+  await binder.bind('ns1', 'plain', '', 'a1');
+  expect(lines.map((l) => [l.msg, l.pod, l.node, l.kind, l.err])).toEqual([
+    ['bind failed', 'ns1/nope', 'a1', 'validation', 'failed to find pod ns1_nope: pod "nope" not found'],
+    [
+      'bind failed',
+      'ns1/p1',
+      'a1',
+      'validation',
+      "failed to find pod ns1_p1: uid other is not the pod's (uid-p1)",
+    ],
+    [
+      'bind failed',
+      'ns1/plain',
+      'a1',
+      'validation',
+      "pod which doesn't want floatingip have been sent to plugin",
+    ],
+  ]);
+  // the refusals are about what the scheduler sent, not about the pods: no Events
+  expect(events.events).toEqual([]);
 });
 
 test('refusals before any write: unknown pod, other incarnation, no resource, unknown node, node without a subnet', async () => {
