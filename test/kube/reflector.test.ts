@@ -6,6 +6,7 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Reflector, SILENCE_GRACE_MS } from '../../src/kube/reflector.js';
 import { MAX_EVENT_BYTES } from '../../src/kube/watch-lines.js';
 import { silentLogger } from '../../src/log.js';
+import { localKubeConfig } from './stub-api-server.js';
 
 const pod = (name: string, resourceVersion: string): V1Pod => ({
   apiVersion: 'v1',
@@ -48,13 +49,7 @@ async function apiServer(watches: ((res: ServerResponse) => void)[], listed: Lis
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const kc = localKubeConfig(port);
   return {
     kc,
     queries,
