@@ -46,6 +46,12 @@ export function holderJson(snapshot: Snapshot, h: Holder) {
   };
 }
 
+/** Since the object's updateTime; an object written without one (by hand) by its creation. */
+function age(snapshot: Snapshot, ip: string, updateTime: number): string {
+  const since = updateTime || snapshot.createdAt.get(ip);
+  return since ? shortAge(snapshot.now - since) : '-';
+}
+
 export function formatHolders(snapshot: Snapshot, list: readonly Holder[], wide: boolean): string {
   const headers = ['IP', 'STATE', 'POD', 'NODE', 'POLICY', 'AGE'];
   if (wide) headers.push('KEY', 'POOL', 'POD-UID', 'SUBNET');
@@ -57,7 +63,7 @@ export function formatHolders(snapshot: Snapshot, list: readonly Holder[], wide:
       h.key.podName ? `${h.key.namespace}/${h.key.podName}` : '-',
       a.nodeName || '-',
       policyName(a.policy),
-      shortAge(snapshot.now - a.updateTime),
+      age(snapshot, a.ip, a.updateTime),
     ];
     if (wide) {
       const net = snapshot.allocator.networkOf(a.ip);

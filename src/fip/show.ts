@@ -82,7 +82,12 @@ export function holderFields(snapshot: Snapshot, h: Holder, releaseNow: string):
     ['Recorded', `node ${a.nodeName || 'none'}, pod uid ${a.podUid || 'none'}`],
     ['Annotation', annotation],
     ['Policy', `${policyName(a.policy)} (${a.policy})`],
-    ['Since', `${iso(a.updateTime)} (${shortAge(snapshot.now - a.updateTime)} ago, the object's updateTime)`],
+    [
+      'Since',
+      a.updateTime
+        ? `${iso(a.updateTime)} (${shortAge(snapshot.now - a.updateTime)} ago, the object's updateTime)`
+        : 'unknown (the object has no updateTime)',
+    ],
     ['Created', created ? `${iso(created)} (${shortAge(snapshot.now - created)} ago)` : 'unknown'],
     [
       'Subnet',

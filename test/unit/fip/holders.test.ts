@@ -1,5 +1,6 @@
 // Who holds an address: the states of kubectl fip ls, its filters, usage's counts and rate.
 import { filterHolders, holders } from '../../../src/fip/holders.js';
+import { formatHolders } from '../../../src/fip/output.js';
 import { holderFields } from '../../../src/fip/show.js';
 import { usage } from '../../../src/fip/usage.js';
 import { NOW, fipObject, pod, snapshot } from './world.js';
@@ -108,4 +109,16 @@ test("a dual-stack pool's usage counts pods' worth, as its size does: one addres
   });
   const pool = usage(dual, 3_600_000).find((r) => r.kind === 'pool');
   expect(pool).toMatchObject({ name: 'p', total: 3n, used: 0, parked: 3, reserved: 0, free: 0n });
+});
+
+test('an object written without an updateTime is aged by its creation, not from 1970', () => {
+  const object = fipObject('10.2.0.16', 'NULL_ns_NULL_ghost', { node: 'n1', createdAgoMs: 7_000 });
+  const { updateTime: _none, ...spec } = object.spec;
+  const snap = snapshot({ floatingIPs: [{ ...object, spec }] });
+  const h = holders(snap)[0]!;
+  const table = formatHolders(snap, [h], false);
+  expect(table.split('\n')[1]).toMatch(/^10\.2\.0\.16\s+leaked\s+ns\/ghost\s+n1\s+delete\s+7s\s*$/);
+  const fields = new Map(holderFields(snap, h, '-'));
+  expect(fields.get('Since')).toBe('unknown (the object has no updateTime)');
+  expect(fields.get('Created')).toMatch(/\(7s ago\)$/);
 });
