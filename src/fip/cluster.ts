@@ -18,8 +18,21 @@ export interface Connection {
 
 export function loadKubeConfig(c: Connection): KubeConfig {
   const kc = new KubeConfig();
-  if (c.kubeconfig) kc.loadFromFile(c.kubeconfig);
-  else kc.loadFromDefault();
+  try {
+    if (c.kubeconfig) kc.loadFromFile(c.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    // client-node's own words name neither the file nor, for an empty one, the problem
+    const e = err as NodeJS.ErrnoException;
+    const file = c.kubeconfig || process.env.KUBECONFIG || '~/.kube/config';
+    const why =
+      e.code === 'ENOENT'
+        ? 'no such file'
+        : e instanceof TypeError
+          ? 'not a kubeconfig (empty, or not a YAML mapping)'
+          : String(e.message ?? err).split('\n')[0];
+    throw new Error(`kubeconfig ${file}: ${why}`);
+  }
   if (c.context) {
     if (!kc.getContextObject(c.context))
       throw new Error(`context "${c.context}" does not exist in the kubeconfig`);

@@ -1,6 +1,7 @@
 // kubectl fip's command line (commander): the user's kubeconfig, context and namespace as kubectl
 // takes them, and one subcommand per question an operator asks. Exit codes: 0 done, 1 a problem
-// found (check) or an address left (release), 2 a usage or connection error.
+// found (check, or usage without a configuration) or an address left (release), 2 a usage or
+// connection error.
 import { Command, Option } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { isPathSegment } from '../kube/path-segment.js';
@@ -184,7 +185,7 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
     .description(
       "who holds an address (or a pod's addresses), since when, and why it would or would not be released",
     )
-    .argument('<ip|pod>', 'an IP address, or a pod name in the namespace')
+    .argument('<ip|pod>', 'an IP address, its FloatingIP name, a pod name in the namespace, or namespace/pod')
     .action(async (subject: string, _o: unknown, cmd: Command) => {
       const s = session(cmd);
       const snap = await s.snapshot();
@@ -221,9 +222,15 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
     .action(async (o: { window: string; output?: string }, cmd: Command) => {
       const format = parseFormat(o.output, ['table', 'json', 'yaml']);
       const ms = windowMs(o.window);
-      const rows = usage(await session(cmd).snapshot(), ms);
+      const snap = await session(cmd).snapshot();
+      const rows = usage(snap, ms);
       if (format === 'json' || format === 'yaml') io.out(machine(format, usageJson(rows, ms)));
       else say(formatUsage(rows, o.window));
+      // no subnets to count is not an empty cluster: said, and exit 1 as check's finding of it
+      if (snap.configProblem) {
+        io.err(printable(`kubectl fip: no subnets counted: ${snap.configProblem}\n`));
+        setExit(1);
+      }
     });
 
   program
@@ -263,10 +270,14 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
         const s = session(cmd);
         const snap = await s.snapshot();
         const sent = targets(snap, { ips, namespace: s.namespace, ...o });
-        if (sent.length === 0)
-          throw new Error(
-            `nothing to release: no address is held by ${o.pod ? `pod ${s.namespace}/${o.pod}` : `app ${s.namespace}/${o.app}`}`,
-          );
+        if (sent.length === 0) {
+          // nothing released, as when every address named is refused: exit 1, not a usage error
+          const holder = o.pod ? `pod ${s.namespace}/${o.pod}` : `app ${s.namespace}/${o.app}`;
+          io.err(printable(`kubectl fip: nothing to release: no address is held by ${holder}\n`));
+          if (format === 'json' || format === 'yaml')
+            io.out(machine(format, { dryRun: o.dryRun === true, items: [] }));
+          return setExit(1);
+        }
         const planned = plan(snap, sent);
         const human = format === 'table';
         if (human) say(formatVerdicts(planned, false));
@@ -303,11 +314,8 @@ export async function runFip(argv: readonly string[], io: Io): Promise<number> {
   } catch (err) {
     const e = err as { code?: string; exitCode?: number; message?: string };
     if (e.code?.startsWith('commander.')) {
-      return e.code === 'commander.helpDisplayed' ||
-        e.code === 'commander.version' ||
-        e.code === 'commander.help'
-        ? 0
-        : 2;
+      // help asked for is an answer; help shown for want of a subcommand (commander.help) a usage error
+      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 2;
     }
     // an error can quote the API server's answer or an object's data
     io.err(printable(`kubectl fip: ${e.message ?? String(err)}\n`));

@@ -3,6 +3,7 @@
 // it is now) and through `kubectl fip release` now (floatip's own answer to a dry run, added by the
 // caller since it needs the REST API).
 import { type Allocation, canonicalAddress, formatCidr } from '../ipam/index.js';
+import { ipOfCanonicalName } from '../store/floating-ip-object.js';
 import { describeAction, whenPodGoes } from './fate.js';
 import { type Holder, holderOf, policyName } from './holders.js';
 import { type PodView, type Snapshot, podRef, podsByName } from './snapshot.js';
@@ -17,7 +18,10 @@ export interface Shown {
   readonly freeIP?: string;
 }
 
-/** An IP's holder, or a pod's addresses (by its key, in namespace `namespace`). */
+/**
+ * An IP's holder (the address, or its FloatingIP's name as `kubectl get fip` shows it), or a pod's
+ * addresses (by its key): the pod `name` in `namespace`, or `namespace/name`.
+ */
 export function find(snapshot: Snapshot, subject: string, namespace: string): Shown {
   const pods = podsByName(snapshot);
   let ip: string | undefined;
@@ -26,17 +30,26 @@ export function find(snapshot: Snapshot, subject: string, namespace: string): Sh
   } catch {
     ip = undefined;
   }
+  const slash = subject.indexOf('/');
+  const ref =
+    slash > 0 ? podRef(subject.slice(0, slash), subject.slice(slash + 1)) : podRef(namespace, subject);
+  const pod = ip === undefined ? pods.get(ref) : undefined;
+  ip ??= pod ? undefined : ipOfCanonicalName(subject);
   if (ip !== undefined) {
     const a = snapshot.allocator.get(ip);
     if (!a) return { subject, pod: undefined, holders: [], freeIP: ip };
     const h = holderOf(a, pods);
     return { subject, pod: h.pod, holders: [h] };
   }
-  const pod = pods.get(podRef(namespace, subject));
-  if (!pod)
+  if (!pod) {
+    const shown =
+      subject.length > 300
+        ? `${JSON.stringify(subject.slice(0, 300))}... (${subject.length} characters)`
+        : JSON.stringify(subject);
     throw new Error(
-      `pod ${namespace}/${subject} not found, and ${JSON.stringify(subject)} is not an IP address`,
+      `${shown} is no IP address, FloatingIP name or pod ${slash > 0 ? '' : `of namespace ${namespace} `}that exists`,
     );
+  }
   const held = pod.key ? snapshot.allocator.byKey(pod.key) : [];
   return { subject, pod, holders: held.map((a) => holderOf(a, pods)) };
 }

@@ -75,6 +75,34 @@ test.each([
   expect(err.split('\n').filter(Boolean)).toHaveLength(1);
 });
 
+test.each([
+  ['empty', '\n', 'not a kubeconfig (empty, or not a YAML mapping)'],
+  ['not YAML', 'a: [b\n  c: :', 'missed comma between flow collection entries'],
+  ['missing', undefined, 'no such file'],
+])('a kubeconfig file that is %s: exit 2, naming the file and the problem', async (name, text, why) => {
+  const file = join(dir, `config-${name.replace(' ', '-')}`);
+  if (text !== undefined) writeFileSync(file, text);
+  const { code, out, err } = await fipWith(file, ['ls']);
+  expect([code, out]).toEqual([2, '']);
+  expect(err).toContain(`kubectl fip: kubeconfig ${file}: ${why}`);
+  expect(err.split('\n').filter(Boolean)).toHaveLength(1);
+});
+
+test('no subcommand is a usage error: help on stderr, exit 2', async () => {
+  const { code, out, err } = await fip();
+  expect([code, out]).toEqual([2, '']);
+  expect(err).toContain('Usage: kubectl fip [options] [command]');
+});
+
+test('a release of a pod that holds nothing, and usage without a configuration: said, exit 1', async () => {
+  const released = await fip('release', '--pod', 'nosuch');
+  expect([released.code, released.out]).toEqual([1, '']);
+  expect(released.err).toBe('kubectl fip: nothing to release: no address is held by pod default/nosuch\n');
+  const counted = await fip('--config-map', 'kube-system/nope', 'usage');
+  expect(counted.code).toBe(1);
+  expect(counted.err).toBe('kubectl fip: no subnets counted: ConfigMap kube-system/nope not found\n');
+});
+
 test('a reader that closes the pipe early ends the output quietly, without a stack trace', async () => {
   const script = `node dist/src/fip/main.js --kubeconfig '${kubeconfig}' ls -o yaml | head -c 1 >/dev/null; node dist/src/fip/main.js --kubeconfig '${kubeconfig}' --help | head -c 1 >/dev/null`;
   const { stderr } = await promisify(execFile)('bash', ['-o', 'pipefail', '-c', script]).catch(

@@ -1,7 +1,7 @@
 // Who holds an address: the states of kubectl fip ls, its filters, usage's counts and rate.
 import { filterHolders, holders } from '../../../src/fip/holders.js';
 import { formatHolders } from '../../../src/fip/output.js';
-import { holderFields } from '../../../src/fip/show.js';
+import { find, holderFields } from '../../../src/fip/show.js';
 import { usage } from '../../../src/fip/usage.js';
 import { NOW, fipObject, pod, snapshot } from './world.js';
 
@@ -121,4 +121,31 @@ test('an object written without an updateTime is aged by its creation, not from 
   const fields = new Map(holderFields(snap, h, '-'));
   expect(fields.get('Since')).toBe('unknown (the object has no updateTime)');
   expect(fields.get('Created')).toMatch(/\(7s ago\)$/);
+});
+
+test('show finds a pod as namespace/name, an IPv6 address by its object name, and clips what it cannot find', () => {
+  const snap = world();
+  expect(find(snap, 'ns/web-a', 'other').holders.map((h) => h.allocation.ip)).toEqual(['10.2.0.10']);
+  expect(() => find(snap, 'ns/nope', 'other')).toThrow(
+    '"ns/nope" is no IP address, FloatingIP name or pod that exists',
+  );
+  expect(() => find(snap, 'nope', 'ns')).toThrow(
+    '"nope" is no IP address, FloatingIP name or pod of namespace ns that exists',
+  );
+  const long = 'x'.repeat(5000);
+  expect(() => find(snap, long, 'ns')).toThrow(`"${'x'.repeat(300)}"... (5000 characters) is no IP address`);
+  const v6 = fipObject('fd00:2::10', 'NULL_ns_NULL_six', { node: 'n1', uid: 'uid-six' });
+  const six = snapshot({
+    configText: JSON.stringify([
+      {
+        nodeSubnets: ['10.1.0.0/24'],
+        ips: ['fd00:2::10~fd00:2::19'],
+        subnet: 'fd00:2::/64',
+        gateway: 'fd00:2::1',
+      },
+    ]),
+    floatingIPs: [{ ...v6, metadata: { ...v6.metadata, name: 'fd00-2--10' } }],
+  });
+  expect(find(six, 'fd00-2--10', 'ns').holders.map((h) => h.allocation.ip)).toEqual(['fd00:2::10']);
+  expect(find(six, 'fd00-2--11', 'ns').freeIP).toBe('fd00:2::11');
 });
