@@ -45,6 +45,10 @@ export interface ExtenderHttpOptions {
   readonly bodyLimitBytes?: number;
   /** The most bytes of bodies read at once, over all connections (default: twice bodyLimitBytes). */
   readonly bodyBudgetBytes?: number;
+  /** A body of at most this many bytes is small (default 1 MiB)... */
+  readonly smallBodyBytes?: number;
+  /** ...and small ones may take this many more past the budget (default 64 MiB): body-budget.ts. */
+  readonly smallBodyReserveBytes?: number;
   /**
    * Why this replica cannot answer the scheduler now (no configuration in force), or undefined when
    * it can; the verbs and /readyz answer 503 with the reason.
@@ -127,7 +131,11 @@ export function extenderApp(
   inFlight = new InFlight(),
 ): RequestListener {
   const limit = options.bodyLimitBytes ?? 256 * 2 ** 20;
-  const budget = new BodyBudget(options.bodyBudgetBytes ?? 2 * limit);
+  const budget = new BodyBudget({
+    limitBytes: options.bodyBudgetBytes ?? 2 * limit,
+    smallBytes: options.smallBodyBytes ?? 2 ** 20,
+    smallReserveBytes: options.smallBodyReserveBytes ?? 64 * 2 ** 20,
+  });
   const notServing = () => options.notServingBecause?.();
   const notReady = () => notServing() ?? options.notReadyBecause?.();
   const json = (res: ServerResponse, body: string | Buffer) => send(res, 200, JSON_TYPE, body);

@@ -43,26 +43,14 @@ export function readBody(
       req.resume();
       return reject(new BadRequest(413, `the request body is over ${limit} bytes`));
     }
-    // a body counts for what was announced from the start, or for what has come (chunked)
-    let counted = 0;
-    const reserve = (bytes: number) => {
-      if (bytes <= counted) return true;
-      const more = bytes - counted;
-      counted = bytes;
-      return share.take(more);
-    };
-    if (declared > 0 && !reserve(declared)) {
-      share.release();
-      req.resume();
-      return reject(busy(budget));
-    }
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (failed) return;
-      const within = reserve(size);
+      // a body counts for what has come, not for what it announced (body-budget.ts)
+      const within = share.take(chunk.length);
       if (size > limit || !within) {
         reject(size > limit ? new BadRequest(413, `the request body is over ${limit} bytes`) : busy(budget));
         failed = true;
