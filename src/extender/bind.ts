@@ -15,6 +15,7 @@ import {
   WaitingForDeleteError,
   appLimit,
   checkAppLimit,
+  checkNewAddresses,
   heldForNode,
   kindOf,
   sharesAppAddresses,
@@ -291,11 +292,23 @@ export class Binder {
       );
       undo.push(() => this.store.update(a.ip, { key: key.text, podUid: attrs.podUid }, before));
     }
+    // new addresses only under the policy's rules, as filter would have answered
+    const mayHaveNew = async () => {
+      const waiting = this.apps.readyFor(attrs.policy);
+      if (waiting) await waiting;
+      checkNewAddresses({
+        key,
+        groups,
+        policy: attrs.policy,
+        isScalable: (prefix) => this.apps.isScalable(prefix),
+      });
+    };
     const releaseMade = (made: readonly Allocation[]) =>
       undo.push(...made.map((a) => () => this.store.release(a.ip, { key: key.text, podUid: attrs.podUid })));
     if (groups.length > 0) {
       const missing = groups.map((_, i) => i).filter((i) => reused[i] === undefined);
       if (missing.length > 0) {
+        await mayHaveNew();
         const made = await this.store.allocate(
           { key: key.text, nodeSubnet, attrs, groups: missing.map((i) => groups[i]!) },
           timeLeft,
@@ -308,6 +321,8 @@ export class Binder {
     const heldFamilies = new Set(held.map((a) => a.family));
     const families = this.allocator.familiesServing(nodeSubnet).filter((f) => !heldFamilies.has(f));
     if (families.length === 0) return held;
+    // a pod holding one family keeps its right to the other, as filter lets it
+    if (held.length === 0) await mayHaveNew();
     let made: Allocation[];
     if (sharesAppAddresses(key, attrs.policy)) {
       // the app's limit is read from its Deployment: listed first if nobody has needed it before

@@ -76,6 +76,7 @@ export {
   appLimit,
   appUsage,
   checkAppLimit,
+  checkNewAddresses,
   heldForNode,
   homeSubnets,
   parkedFor,

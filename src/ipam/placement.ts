@@ -169,6 +169,30 @@ export interface PlacementRequest {
 }
 
 /**
+ * Throws PolicyNotSupportedError when the pod may not be given new addresses under its release
+ * policy: filter's refusals, which bind asks again before it allocates (a bind need not follow a
+ * filter, and a pod's annotations can change in between).
+ */
+export function checkNewAddresses(
+  pod: Pick<PlacementRequest, 'key' | 'groups' | 'policy' | 'isScalable'>,
+): void {
+  const { key, groups, policy } = pod;
+  if (policy !== ReleasePolicy.PodDelete) {
+    const refusal = reservationRefusal(key, policy, pod.isScalable);
+    if (refusal) {
+      throw new PolicyNotSupportedError(
+        `release policy ${releasePolicyName(policy)} is not supported for pod ${key.podName}: ${refusal}`,
+      );
+    }
+  }
+  if (groups.length > 0 && sharesAppAddresses(key, policy)) {
+    throw new PolicyNotSupportedError(
+      'request ip ranges for deployment pod with release policy other than ReleasePolicyPodDelete is not supported',
+    );
+  }
+}
+
+/**
  * The node subnets where this pod can get (or keep) its addresses now, without reserving anything
  * (galaxy's getSubnet, without its side effects): the subnets of what it holds; for a pod sharing its
  * app's addresses, those of the app's parked addresses (where there is room, if none can be used) while the app is within its
@@ -194,21 +218,9 @@ export function allowedSubnets(allocator: Allocator, pod: PlacementRequest): Set
       return serving;
     }
   }
-  if (policy !== ReleasePolicy.PodDelete) {
-    const refusal = reservationRefusal(key, policy, pod.isScalable);
-    if (refusal) {
-      throw new PolicyNotSupportedError(
-        `release policy ${releasePolicyName(policy)} is not supported for pod ${key.podName}: ${refusal}`,
-      );
-    }
-  }
+  checkNewAddresses(pod);
   let subnets: Set<string>;
   if (sharesAppAddresses(key, policy)) {
-    if (groups.length > 0) {
-      throw new PolicyNotSupportedError(
-        'request ip ranges for deployment pod with release policy other than ReleasePolicyPodDelete is not supported',
-      );
-    }
     checkAppLimit(allocator, appLimit(key, pod.appFacts()), key);
     // parked addresses a configuration change left outside every entry (kept as orphans) serve no
     // node subnet and can never be unparked: with only those, the app goes where there is room, as

@@ -8,7 +8,7 @@ import { KubeApiError } from '../../../src/kube/custom-resources.js';
 import pino from 'pino';
 import { silentLogger, type Logger } from '../../../src/log.js';
 import { CNI_ARGS_ANNOTATION } from '../../../src/cni/args.js';
-import { DEFAULT_RESOURCE, RELEASE_POLICY_ANNOTATION } from '../../../src/pods/pod-facts.js';
+import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../../src/pods/pod-facts.js';
 import { DecisionLocks } from '../../../src/store/decision-locks.js';
 import { cluster, memoryStore, node, pod, recordedEvents } from '../fakes.js';
 
@@ -274,6 +274,29 @@ test('a Deployment pod takes its app’s parked address, and its limit holds und
     'unpark dp_ns1_web_ dp_ns1_web_web-5d8f7c9b4-a',
     'unpark dp_ns1_web_ dp_ns1_web_web-5d8f7c9b4-a',
   ]);
+});
+
+test('bind refuses what filter refuses before anything is allocated: ranges for pods sharing their app’s addresses, a policy the pod cannot keep', async () => {
+  const { binder, store, add } = setup(10);
+  const owner = { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' };
+  const ranges = {
+    [CNI_ARGS_ANNOTATION]: JSON.stringify({ request_ip_range: [['10.0.100.10~10.0.100.11']] }),
+  };
+  const immutable = { [RELEASE_POLICY_ANNOTATION]: 'immutable' };
+  add(pod('web-5d8f7c9b4-a', { owner, annotations: { ...ranges, ...immutable } }));
+  add(pod('web-5d8f7c9b4-b', { owner, annotations: { ...ranges, [POOL_ANNOTATION]: 'p7' } }));
+  add(pod('lone', { annotations: immutable }));
+  const ranged =
+    'request ip ranges for deployment pod with release policy other than ReleasePolicyPodDelete is not supported';
+  expect(await binder.bind('ns1', 'web-5d8f7c9b4-a', '', 'a1')).toBe(ranged);
+  expect(await binder.bind('ns1', 'web-5d8f7c9b4-b', '', 'a1')).toBe(ranged);
+  expect(await binder.bind('ns1', 'lone', '', 'a1')).toBe(
+    "release policy immutable is not supported for pod lone: pod name doesn't match '.*-[0-9]*$', assume its parent is not a stateful workload",
+  );
+  expect(store.writes).toEqual([]);
+  // with the default policy, ranges are a plain pod's to ask for
+  add(pod('ranged', { annotations: ranges }));
+  expect(await binder.bind('ns1', 'ranged', '', 'a1')).toBe('');
 });
 
 test('an unknown release policy binds with the default and warns on the pod', async () => {
