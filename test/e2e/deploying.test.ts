@@ -99,7 +99,7 @@ scenario('E2E-D1 every manifest and both overlays pass kubectl apply --dry-run=s
     'crds/',
     'manifests/scheduler-config.yaml',
     'manifests/base/rbac.yaml',
-    'manifests/base/configmap.yaml',
+    'manifests/configmap.yaml',
   ];
   for (const file of files)
     lines.push(...(await kubectl('apply', '--dry-run=server', '-f', file)).trim().split('\n'));

@@ -33,14 +33,7 @@ const docs = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map
 // the embedded server has no RBAC, PriorityClass or NetworkPolicy kinds: the whole overlay is
 // applied (--dry-run=server) on the real control plane, test/e2e/manifests.test.ts
 test('kubectl apply --dry-run=client, then apply, takes the CRDs, the configuration and the scheduler configuration', async () => {
-  const files = [
-    '-f',
-    'crds/',
-    '-f',
-    'manifests/scheduler-config.yaml',
-    '-f',
-    'manifests/base/configmap.yaml',
-  ];
+  const files = ['-f', 'crds/', '-f', 'manifests/scheduler-config.yaml', '-f', 'manifests/configmap.yaml'];
   const dry = await kubectl(server, ['apply', '--dry-run=client', '--validate=false', ...files]);
   expect(dry).toMatch(
     /customresourcedefinition.apiextensions.k8s.io\/floatingips.galaxy.k8s.io created \(dry run\)/,
@@ -58,12 +51,12 @@ test('both overlays build: dev one replica, ha two spread over nodes, both with 
     const built = parseAllDocuments(
       await kubectl(server, ['kustomize', `manifests/overlays/${overlay}`]),
     ).map((d) => d.toJS() as Manifest);
+    // no floatingip-config: applying an overlay on a cluster that ran galaxy-ipam keeps its ranges
     const kinds = built.map((d) => d.kind).sort();
     expect(kinds).toEqual(
       [
         'ClusterRole',
         'ClusterRoleBinding',
-        'ConfigMap',
         'Deployment',
         'NetworkPolicy',
         'PodDisruptionBudget',
@@ -98,7 +91,7 @@ test('both overlays build: dev one replica, ha two spread over nodes, both with 
 });
 
 test('the example configuration is valid, and the scheduler config names the extender in both API versions', () => {
-  const cm = docs('manifests/base/configmap.yaml')[0]!;
+  const cm = docs('manifests/configmap.yaml')[0]!;
   expect(parsePoolConfig(cm.data.floatingips).entries).toHaveLength(2);
   const scheduler = docs('manifests/scheduler-config.yaml')[0]!;
   for (const key of ['scheduler-config.yaml', 'scheduler-config-v1beta1.yaml']) {

@@ -43,7 +43,7 @@ test('ConfigMaps: only labelled ones, Ignore, short; FloatingIP and Pool: Fail, 
     });
   }
   // the example configuration is sent to the webhook
-  expect(docs('manifests/base/configmap.yaml')[0]!.metadata.labels).toEqual({
+  expect(docs('manifests/configmap.yaml')[0]!.metadata.labels).toEqual({
     'floatip.io/validate': 'true',
   });
   expect(ALLOW_ORPHANS_ANNOTATION).toBe('floatip.io/allow-orphans');
