@@ -127,7 +127,7 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
       env(
         new Option(
           '--leader-elect [bool]',
-          'run leader election: only the leader answers the scheduler and writes',
+          'run leader election: only the leader decides and writes (followers hand bind and preempt to it)',
         )
           .default(true)
           .argParser(bool),
@@ -453,6 +453,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
         `  kubectl --server ${embedded.url} get nodes,fip`,
         `  curl ${embedded.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`,
         `scheduler extender: ${floatip.extenderUrl}/v1/{filter,prioritize,bind,preempt}`,
+        `dashboard: ${floatip.apiUrl}/`,
         `REST API: ${floatip.apiUrl}/v1/ip (Swagger UI: ${floatip.apiUrl}/apidocs/)`,
         '',
       ].join('\n'),

@@ -278,7 +278,7 @@ function floatipSays(message: Message, text: string): string {
 }
 
 test.each(Object.entries(MESSAGES))(
-  `E2E-D1 %s: floatip refuses exactly the requests Go's decoder refused (${CASES} mutated kube-scheduler requests, seed ${SEED})`,
+  `E2E-GD1 %s: floatip refuses exactly the requests Go's decoder refused (${CASES} mutated kube-scheduler requests, seed ${SEED})`,
   (_, message) => {
     const texts = fc.sample(requests(message), { seed: SEED, numRuns: CASES });
     const go = spawnSync(decoder, [message.go], { input: `${texts.join('\n')}\n`, maxBuffer: 1 << 28 });

@@ -63,6 +63,7 @@ describe('npm start, then the walkthrough', () => {
     expect(output).toContain(
       `scheduler extender: http://127.0.0.1:${ports.extender}/v1/{filter,prioritize,bind,preempt}`,
     );
+    expect(output).toContain(`dashboard: http://127.0.0.1:${ports.api}/\n`);
     expect(output).toContain(`REST API: http://127.0.0.1:${ports.api}/v1/ip`);
   });
 

@@ -54,3 +54,43 @@ test('nothing cites the old, unshipped spec by section number', () => {
     );
   expect(cited).toEqual([]);
 });
+
+test('every relative link in the Markdown docs names a file the repository has, and a heading there', () => {
+  const docs = [
+    'README.md',
+    ...readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+    'src/apiserver/README.md',
+    'test/e2e/README.md',
+  ];
+  const headings = (file: string) =>
+    new Set(
+      [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+        anchorOf(m[1]!),
+      ),
+    );
+  const broken: string[] = [];
+  let links = 0;
+  for (const doc of docs) {
+    const text = readFileSync(path.join(ROOT, doc), 'utf8').replace(/```[\s\S]*?```/g, '');
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1]!;
+      if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
+      links++;
+      const [file, anchor] = target.split('#') as [string, string | undefined];
+      const resolved = file ? path.normalize(path.join(path.dirname(doc), file)) : doc;
+      let exists = false;
+      try {
+        exists = statSync(path.join(ROOT, resolved)) !== undefined;
+      } catch {
+        exists = false;
+      }
+      if (!exists) broken.push(`${doc}: ${target} (no ${resolved})`);
+      else if (anchor && resolved.endsWith('.md') && !headings(resolved).has(anchor))
+        broken.push(`${doc}: ${target} (no heading #${anchor} in ${resolved})`);
+    }
+  }
+  expect(broken).toEqual([]);
+  expect(links).toBeGreaterThan(30);
+});
