@@ -233,8 +233,9 @@ async function waitUntil(done: () => boolean): Promise<void> {
 describe('a gzip bomb on the extender port', () => {
   test('inflates off the event loop, one body at a time: a plain call sent while it inflates is answered first, a gzip one after it, and the bomb is a 413', async () => {
     const extender = passingFilter;
-    // the default limit (256 MiB): inflating up to it takes hundreds of milliseconds on any machine
-    const server = createServer(extenderApp(extender, silentLogger()));
+    // the plain limit (256 MiB) for inflated bodies too: inflating up to it takes hundreds of
+    // milliseconds on any machine
+    const server = createServer(extenderApp(extender, silentLogger(), { inflatedBodyLimitBytes: 2 ** 28 }));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
@@ -275,4 +276,29 @@ describe('a gzip bomb on the extender port', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 30_000);
+});
+
+test('a compressed body inflates to at most 16 MiB, where a plain one may be 256 MiB: a little gzip is never seconds of parsing', async () => {
+  const server = createServer(extenderApp(passingFilter, silentLogger()));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  try {
+    const body = JSON.stringify({ Pod: { metadata: { name: 'p' } }, NodeNames: ['a1'] }).padEnd(
+      17 * 2 ** 20,
+      ' ',
+    );
+    const post = (data: Buffer | string, headers: Record<string, string> = {}) =>
+      fetch(`http://127.0.0.1:${port}/v1/filter`, { method: 'POST', body: data, headers });
+    const zipped = await post(gzipSync(body), { 'Content-Encoding': 'gzip' });
+    expect([zipped.status, await zipped.json()]).toEqual([
+      413,
+      { Error: 'the request body is over 16777216 bytes once inflated' },
+    ]);
+    const plain = await post(body);
+    expect([plain.status, await plain.json()]).toEqual([200, expect.objectContaining({ NodeNames: ['a1'] })]);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
