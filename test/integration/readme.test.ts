@@ -6,6 +6,8 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parse } from 'yaml';
+import { formatCidr, parsePoolConfig } from '../../src/ipam/index.js';
 import {
   blocks,
   expectAsReadmeSays,
@@ -22,6 +24,15 @@ test('the README starts with the two commands a newcomer runs', () => {
   expect([start, tests]).toEqual(['npm ci && npm start', 'npm ci && npm test']);
   // CI runs exactly that test command
   expect(readFileSync(path.join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm ci\b.*\nnpm test$/ms);
+});
+
+test('the configuration example is one floatip takes: an IPv4 and an IPv6 entry for one node subnet', () => {
+  const example = blocks('yaml').find((b) => b.includes('name: floatingip-config'))!;
+  const config = parsePoolConfig((parse(example) as { data: { floatingips: string } }).data.floatingips);
+  expect(config.entries.map((e) => [e.nodeSubnets, formatCidr(e.subnet)])).toEqual([
+    [['10.0.1.0/24'], '10.0.100.0/24'],
+    [['10.0.1.0/24'], 'fd00:100::/64'],
+  ]);
 });
 
 describe('npm start, then the walkthrough', () => {
