@@ -16,7 +16,7 @@ import { type WebhookOptions, startFloatip } from '../server.js';
 export interface ServeFlags {
   port: number;
   apiPort: number;
-  bind: string;
+  bind?: string;
   config: string;
   kubeconfig: string;
   master: string;
@@ -83,7 +83,14 @@ export function serveCommand(run: (flags: ServeFlags) => Promise<void>): Command
           .argParser(port),
       ),
     )
-    .addOption(env(new Option('--bind <address>', 'address both servers listen on').default('0.0.0.0')))
+    .addOption(
+      env(
+        new Option(
+          '--bind <address>',
+          'address both servers listen on (default: 127.0.0.1 on the embedded API server, whose REST API is open to any caller; else 0.0.0.0)',
+        ),
+      ),
+    )
     .addOption(
       env(
         new Option(
@@ -412,7 +419,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
       galaxy,
       resource: flags.resourceName,
       poolNamespace: flags.poolNamespace,
-      bind: flags.bind,
+      // a development run with the open REST API (release, pools) stays on this machine unless asked
+      bind: flags.bind ?? (embedded ? '127.0.0.1' : '0.0.0.0'),
       port: flags.port,
       apiPort: flags.apiPort,
       log,

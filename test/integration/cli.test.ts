@@ -2,6 +2,7 @@
 // variable, and a bad value stops start-up with one clear line and exit code 2.
 import { execFile, spawn } from 'node:child_process';
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { freePort } from '../harness/free-port.js';
 
@@ -278,3 +279,33 @@ test('16: SIGTERM does not wait for a caller still sending its body: floatip exi
     socket.destroy();
   }
 }, 60_000);
+
+/** The local IPv4 addresses (as /proc/net/tcp writes them: hex, little-endian) listening on `port`. */
+function listeners(port: number): string[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[3] === '0A' && f[1]?.endsWith(`:${hexPort}`))
+    .map((f) => f[1]!.split(':')[0]!);
+}
+
+test('17: with no cluster (the embedded API server, an open REST API) both ports listen on 127.0.0.1 only, unless --bind says otherwise', async () => {
+  const [port, apiPort] = [await freePort(), await freePort()];
+  const args = ['serve', '--leader-elect=false', '--port', String(port), '--api-port', String(apiPort)];
+  const floatip = background(...args, '--embedded-port', String(await freePort()));
+  try {
+    await floatip.waitFor(/^REST API: http/m);
+    expect([listeners(port), listeners(apiPort)]).toEqual([['0100007F'], ['0100007F']]);
+  } finally {
+    await floatip.stop();
+  }
+  const everywhere = background(...args, '--embedded-port', String(await freePort()), '--bind', '0.0.0.0');
+  try {
+    await everywhere.waitFor(/^REST API: http/m);
+    expect([listeners(port), listeners(apiPort)]).toEqual([['00000000'], ['00000000']]);
+  } finally {
+    await everywhere.stop();
+  }
+});
