@@ -147,6 +147,10 @@ export class FloatingIPFollower {
     const decoded = fromFloatingIPObject(object);
     if (!decoded.ok) {
       this.reportProblem({ name: object.metadata?.name ?? '', reason: decoded.reason });
+      // its address is taken all the same (a create of its name is refused): thought free, it
+      // was chosen, its create refused, and memory kept it for a key the API server never gave it
+      const aside = decoded.aside;
+      if (aside) this.versions.applyEvent(aside.ip, versionOf(object), () => this.allocator.load(aside));
       return;
     }
     const { record } = decoded;

@@ -4,6 +4,7 @@ import {
   AllocationKey,
   type AllocationRecord,
   InvalidAddressError,
+  ReleasePolicy,
   canonicalAddress,
   goFieldKey,
   isReleasePolicy,
@@ -128,12 +129,21 @@ export function toFloatingIPObject(allocation: AllocationRecord, existing?: Obje
   };
 }
 
-export type Decoded = { ok: true; record: AllocationRecord } | { ok: false; reason: string };
+/**
+ * `aside`: for an object that is its address's one name (objectNameOf) but cannot be read, what
+ * memory holds its address as: taken while the object exists (a create of that name is refused
+ * AlreadyExists, so the address is nobody else's to be given), by the key the object names ("" for
+ * none), set aside as a reservation is: never handed out, released or written by floatip; deleting
+ * or fixing the object is what frees it. None for an object under any other name: it takes nothing.
+ */
+export type Decoded =
+  { ok: true; record: AllocationRecord } | { ok: false; reason: string; aside?: AllocationRecord };
 
 /**
- * An object as an allocation record, or why it is not one. Lenient where galaxy is (an empty or
- * unparsable attribute means no node and no UID), strict where a wrong value could hand out an
- * address twice (the name, the key, the policy).
+ * An object as an allocation record, or why it is not one (and, named as its address, what keeps
+ * that address aside). Lenient where galaxy is (an empty or unparsable attribute means no node and
+ * no UID), strict where a wrong value could hand out an address twice (the name, the key, the
+ * policy).
  */
 export function fromFloatingIPObject(object: unknown): Decoded {
   const o = object as Partial<FloatingIPObject> | null;
@@ -149,23 +159,32 @@ export function fromFloatingIPObject(object: unknown): Decoded {
   // `0--ffff-a00-640e`) would let any object overwrite, or by its deletion free, the address of
   // the one floatip writes and reads back by name
   if (objectNameOf(ip) !== name) return { ok: false, reason: nonCanonical(ip) };
-  const spec = o?.spec;
-  if (!spec || typeof spec !== 'object') return { ok: false, reason: 'no spec' };
-  if (typeof spec.key !== 'string') return { ok: false, reason: 'spec.key is not a string' };
+  const spec = o?.spec && typeof o.spec === 'object' ? o.spec : undefined;
+  const { nodeName, podUid } = decodeAttribute(spec?.attribute);
+  const updateTime = typeof spec?.updateTime === 'string' ? Date.parse(spec.updateTime) : NaN;
+  const read = { ip, nodeName, podUid, updateTime: Number.isNaN(updateTime) ? 0 : updateTime };
+  // the address is this object's all the same: memory holds it aside rather than thinking it free
+  const unreadable = (reason: string): Decoded => ({
+    ok: false,
+    reason,
+    aside: {
+      ...read,
+      key: typeof spec?.key === 'string' ? spec.key : '',
+      // no policy of its own is readable; kept until someone deletes the object, as `never` says
+      policy: ReleasePolicy.Never,
+      reserved: true,
+    },
+  });
+  if (!spec) return unreadable('no spec');
+  if (typeof spec.key !== 'string') return unreadable('spec.key is not a string');
   const policy = spec.policy ?? 0;
-  if (!isReleasePolicy(policy))
-    return { ok: false, reason: `spec.policy ${JSON.stringify(policy)} is not 0, 1 or 2` };
-  const { nodeName, podUid } = decodeAttribute(spec.attribute);
-  const updateTime = typeof spec.updateTime === 'string' ? Date.parse(spec.updateTime) : NaN;
+  if (!isReleasePolicy(policy)) return unreadable(`spec.policy ${JSON.stringify(policy)} is not 0, 1 or 2`);
   return {
     ok: true,
     record: {
-      ip,
+      ...read,
       key: spec.key,
       policy,
-      nodeName,
-      podUid,
-      updateTime: Number.isNaN(updateTime) ? 0 : updateTime,
       reserved: o?.metadata?.labels?.[RESERVED_LABEL] !== undefined,
     },
   };

@@ -116,7 +116,14 @@ export class FloatingIPStore {
         // the object is this very pod's: an earlier create for it whose answer never came has
         // landed. Another address would leave the owner holding two of a family, one unused for as
         // long as the key lives; the caller's next try reuses this one instead.
-        if (request.attrs.podUid && holder?.key === request.key && holder.podUid === request.attrs.podUid) {
+        // A reserved one (or an object floatip cannot read, held aside) is nobody's to use, whatever
+        // it names: another address, as for any other holder.
+        if (
+          request.attrs.podUid &&
+          holder?.key === request.key &&
+          holder.podUid === request.attrs.podUid &&
+          !holder.reserved
+        ) {
           throw new LateCreateError(err.ip, request.key);
         }
         if (attempt < ALLOCATE_ATTEMPTS) continue;
@@ -351,8 +358,15 @@ export class FloatingIPStore {
     const taken = outcomes.findIndex((o) => o.status === 'rejected' && isAlreadyExists(o.reason));
     if (taken >= 0) {
       // memory thought the address free, but an object existed: memory now knows who holds it
+      // (aside, when floatip cannot read the object), unless it could not be read back
       const ip = chosen[taken]!.ip;
-      throw new AlreadyAllocatedError(ip, this.allocator.get(ip)?.key ?? 'an unreadable FloatingIP object');
+      const holder = this.allocator.get(ip);
+      throw new AlreadyAllocatedError(
+        ip,
+        holder
+          ? holder.key || `FloatingIP ${objectNameOf(ip)}, which names no key`
+          : `FloatingIP ${objectNameOf(ip)}, which could not be read back`,
+      );
     }
     throw failure.reason;
   }
@@ -422,10 +436,12 @@ export class FloatingIPStore {
       return true;
     }
     const decoded = fromFloatingIPObject(object);
-    if (!decoded.ok) return true;
-    const version = versionOf(object);
-    this.versions.raise(ip, version);
-    this.allocator.load(decoded.record);
+    // an object floatip cannot read still takes its address: memory holds it aside, never for
+    // the key whose write was refused
+    const record = decoded.ok ? decoded.record : decoded.aside;
+    if (!record) return true;
+    this.versions.raise(ip, versionOf(object));
+    this.allocator.load(record);
     return true;
   }
 

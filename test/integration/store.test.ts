@@ -98,12 +98,16 @@ async function objectNames(): Promise<string[]> {
 const line = (a: AllocationRecord) =>
   `${a.ip} ${a.key} ${a.policy} ${a.nodeName} ${a.podUid} ${a.updateTime} ${a.reserved}`;
 
-/** Memory and the API server agree: the same addresses, keys, policies, nodes, UIDs, times. */
+/**
+ * Memory and the API server agree: the same addresses, keys, policies, nodes, UIDs, times; an object
+ * floatip cannot read, named as its address, as the record that holds its address aside.
+ */
 async function expectInStep(store: FloatingIPStore): Promise<void> {
   const list = (await custom.listClusterCustomObject(FIP)) as { items: unknown[] };
   const objects = list.items.flatMap((o) => {
     const decoded = fromFloatingIPObject(o);
-    return decoded.ok ? [line(decoded.record)] : [];
+    const record = decoded.ok ? decoded.record : decoded.aside;
+    return record ? [line(record)] : [];
   });
   const memory = [...store.allocator.all()].map(line);
   expect(memory.sort()).toEqual(objects.sort());
@@ -411,6 +415,47 @@ test('galaxy-written objects load unchanged; malformed ones and ones outside the
   expect(problems.map((p) => p.name).sort()).toEqual(['10.9.9.9', 'web-0']);
   // nothing was deleted
   expect(await objectNames()).toEqual(['10.0.100.12', '10.0.100.13', '10.0.100.14', '10.9.9.9', 'web-0']);
+});
+
+test('an object floatip cannot read holds its address aside, at start and by the watch, until fixed or deleted', async () => {
+  const create = (name: string, spec: Record<string, unknown>) =>
+    custom.createClusterCustomObject({
+      ...FIP,
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'FloatingIP', metadata: { name }, spec },
+    });
+  const unknownPolicy = (key: string, policy: number) => ({
+    key,
+    attribute: '{"NodeName":"","Uid":""}',
+    policy,
+    updateTime: '2026-12-07T00:00:00Z',
+  });
+  await create('10.0.100.10', unknownPolicy('pool__zz_', 3));
+  const problems: ObjectProblem[] = [];
+  const freed: string[] = [];
+  const store = await newStore(problems, freed);
+  // listed at start: reported, and its address taken by the key it names, nobody's to use
+  expect(problems).toEqual([{ name: '10.0.100.10', reason: 'spec.policy 3 is not 0, 1 or 2' }]);
+  expect(store.allocator.get('10.0.100.10')).toMatchObject({ key: 'pool__zz_', reserved: true });
+  const [a] = await store.allocate({ key: 'pool__p_', nodeSubnet: NODES, attrs: attrs('', ''), ...v4 });
+  expect(a!.ip).toBe('10.0.100.11');
+  // created while floatip runs: the watch sets it aside too
+  await create('10.0.100.12', unknownPolicy('dp_ns1_app_app-1', 7));
+  await waitFor('the second to be set aside', () => store.allocator.get('10.0.100.12')?.reserved === true);
+  const [b] = await store.allocate({ key: 'pool__p_', nodeSubnet: NODES, attrs: attrs('', ''), ...v4 });
+  expect(b!.ip).toBe('10.0.100.13');
+  await expectInStep(store);
+  // fixed, it is read as any object; deleted, its address is free again
+  await custom.patchClusterCustomObject({
+    ...FIP,
+    name: '10.0.100.10',
+    body: [{ op: 'replace', path: '/spec/policy', value: 2 }],
+  });
+  await waitFor('the fixed object to be read', () => store.allocator.get('10.0.100.10')?.reserved === false);
+  expect(store.allocator.get('10.0.100.10')).toMatchObject({ key: 'pool__zz_', policy: 2 });
+  await custom.deleteClusterCustomObject({ ...FIP, name: '10.0.100.12' });
+  await waitFor('the deletion to free it', () => freed.includes('10.0.100.12'));
+  expect(store.allocator.get('10.0.100.12')).toBeUndefined();
+  await expectInStep(store);
 });
 
 test('an object under another spelling of an address neither takes it over nor frees it by its deletion', async () => {

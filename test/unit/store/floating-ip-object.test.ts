@@ -100,19 +100,51 @@ describe('galaxy-written objects load unchanged', () => {
       { metadata: { name: '0--ffff-a00-640e' }, spec: { key: 'k', policy: 0 } },
       'the name must be the address in canonical form: 10.0.100.14',
     ],
-    ['no spec', { metadata: { name: '10.0.0.3' } }, 'no spec'],
+  ])('malformed, taking no address: %s', (_name, object, reason) => {
+    expect(fromFloatingIPObject(object)).toEqual({ ok: false, reason });
+  });
+
+  // named as its address, it takes the address in the API server (a create of that name is
+  // refused): memory holds it aside, by the key the object names, never thinking it free
+  const aside = (key: string, nodeName = '', podUid = '', updateTime = 0) => ({
+    ip: '10.0.0.3',
+    key,
+    policy: ReleasePolicy.Never,
+    nodeName,
+    podUid,
+    updateTime,
+    reserved: true,
+  });
+  test.each<[string, unknown, string, ReturnType<typeof aside>]>([
+    ['no spec', { metadata: { name: '10.0.0.3' } }, 'no spec', aside('')],
     [
       'a key that is not a string',
       { metadata: { name: '10.0.0.3' }, spec: { key: 5 } },
       'spec.key is not a string',
+      aside(''),
     ],
     [
       'a policy out of range',
-      { metadata: { name: '10.0.0.3' }, spec: { key: 'k', policy: 3 } },
+      {
+        metadata: { name: '10.0.0.3' },
+        spec: {
+          key: 'pool__zz_',
+          policy: 3,
+          attribute: '{"NodeName":"n1","Uid":"u1"}',
+          updateTime: '2026-12-07T00:00:00Z',
+        },
+      },
       'spec.policy 3 is not 0, 1 or 2',
+      aside('pool__zz_', 'n1', 'u1', Date.parse('2026-12-07T00:00:00Z')),
     ],
-  ])('malformed: %s', (_name, object, reason) => {
-    expect(fromFloatingIPObject(object)).toEqual({ ok: false, reason });
+    [
+      'a policy of another type',
+      { metadata: { name: '10.0.0.3' }, spec: { key: 'k', policy: '1' } },
+      'spec.policy "1" is not 0, 1 or 2',
+      aside('k'),
+    ],
+  ])('malformed, its address held aside: %s', (_name, object, reason, record) => {
+    expect(fromFloatingIPObject(object)).toEqual({ ok: false, reason, aside: record });
   });
 });
 
