@@ -22,7 +22,7 @@ import { apiRoutes, expressPath } from './routes.js';
 
 export interface RestDeps {
   readonly allocator: Allocator;
-  readonly store: Pick<FloatingIPStore, 'release' | 'allocate'>;
+  readonly store: Pick<FloatingIPStore, 'release' | 'allocate' | 'unreadable'>;
   /** Pods: the cache, and the API server for what it cannot decide alone (a release). */
   readonly pods: Pick<PodLookup, 'cached' | 'find'>;
   /** Pools in the configured pool namespace. */

@@ -4,7 +4,8 @@
 // - the pod named by the key blocks while it exists, whatever its phase or UID: a finished pod of a
 //   StatefulSet, or a newer pod of the same name, is about to use the address again;
 // - an address set aside by an operator (label `reserved`) is never releasable here (galaxy's
-//   release never looked at the label, docs/galaxy.md#release-ignores-the-reserved-label).
+//   release never looked at the label, docs/galaxy.md#release-ignores-the-reserved-label), nor one
+//   whose object floatip cannot read (held aside: the object is not floatip's to delete).
 import type { V1Pod } from '@kubernetes/client-node';
 import { type Allocation, AllocationKey } from '../ipam/index.js';
 import { isFinished } from '../pods/pod-facts.js';
@@ -29,10 +30,22 @@ export type PodState = V1Pod | undefined | 'unknown';
 /** The namespace and name of the pod a key names, if it names one. */
 export const podOf = (key: string) => AllocationKey.parse(key).pod;
 
-/** Judges an allocation, given the state of the pod its key names (ignored when it names none). */
-export function judge(allocation: Allocation | undefined, pod: PodState): Releasability {
+/**
+ * Judges an allocation, given the state of the pod its key names (ignored when it names none).
+ * `unreadable`: why floatip cannot read the address's object, when memory holds it aside for that
+ * (FloatingIPStore.unreadable): reserved as far as releasing goes, but no label to remove.
+ */
+export function judge(allocation: Allocation | undefined, pod: PodState, unreadable?: string): Releasability {
   if (!allocation) return { releasable: false, status: '', reason: 'not allocated' };
   const { ip, key } = allocation;
+  if (allocation.reserved && unreadable !== undefined) {
+    return {
+      releasable: false,
+      status: '',
+      reason: `releasable is false: ${ip} has a FloatingIP object floatip cannot read`,
+      detail: `its FloatingIP ${objectNameOf(ip)}: ${unreadable}; the address is held aside until the object is fixed or deleted (kubectl delete fip ${objectNameOf(ip)})`,
+    };
+  }
   if (allocation.reserved) {
     return {
       releasable: false,

@@ -2,7 +2,8 @@
 // - the stored key must be the key the request names (galaxy's NewKeyObj, with an empty `appType`
 //   meaning statefulset, which galaxy's release forgot, docs/galaxy.md#release-empty-apptype-and-false-successes), so an address that changed hands
 //   since the caller looked stays where it is;
-// - a reserved address, or one whose pod is still running, stays (releasability.ts);
+// - a reserved address (or one whose object floatip cannot read), or one whose pod is still running,
+//   stays (releasability.ts);
 // - an address that is free or not configured is reported as not released (galaxy said success).
 // Each decision and its release run under the lock of the pod the key names (or of the app/pool
 // for a parked address), the lock bind takes, so a release never interleaves with a bind of that
@@ -36,7 +37,7 @@ export interface ReleaseItem {
 
 export interface ReleaseDeps {
   readonly allocator: Allocator;
-  readonly store: Pick<FloatingIPStore, 'release'>;
+  readonly store: Pick<FloatingIPStore, 'release' | 'unreadable'>;
   readonly pods: Pick<PodLookup, 'cached' | 'find'>;
   readonly locks: DecisionLocks;
   readonly audit: AuditSink;
@@ -179,7 +180,7 @@ async function decide(deps: ReleaseDeps, item: ReleaseItem, key: string): Promis
       : `${ip} is not in any configured range`;
     return { ok: false, refused: false, reason, detail: '' };
   }
-  if (a.reserved) return refusal(judge(a, undefined));
+  if (a.reserved) return refusal(judge(a, undefined, deps.store.unreadable(ip)));
   if (a.key !== key) {
     return {
       ok: false,

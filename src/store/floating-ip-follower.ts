@@ -6,7 +6,7 @@
 // an object deleted by someone else while a live pod holds its address keeps the address held
 // (FollowObserver.stillHeld, verifyHeld), and the store writes the object again.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Allocation, Allocator, Attrs } from '../ipam/index.js';
+import type { Allocation, AllocationRecord, Allocator, Attrs } from '../ipam/index.js';
 import type { CustomResourceClient } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
 import { watchPacing } from '../kube/watch-pacing.js';
@@ -90,6 +90,12 @@ export class FloatingIPFollower {
   private starting: ObjectProblem[] | undefined;
   /** Deleted objects' addresses put off while the pod cache could not be trusted (deferSettling). */
   private readonly deferred = new Map<string, { held: Allocation; verify: boolean }>();
+  /**
+   * Why an address is held aside (its object cannot be read), for as long as memory still holds it
+   * so: an entry whose allocation memory has since replaced or freed says nothing, and goes when
+   * asked. At most one per address.
+   */
+  private readonly asideWhy = new Map<string, { held: Allocation; reason: string }>();
 
   constructor(
     api: CustomResourceClient,
@@ -149,8 +155,8 @@ export class FloatingIPFollower {
       this.reportProblem({ name: object.metadata?.name ?? '', reason: decoded.reason });
       // its address is taken all the same (a create of its name is refused): thought free, it
       // was chosen, its create refused, and memory kept it for a key the API server never gave it
-      const aside = decoded.aside;
-      if (aside) this.versions.applyEvent(aside.ip, versionOf(object), () => this.allocator.load(aside));
+      const { aside, reason } = decoded;
+      if (aside) this.versions.applyEvent(aside.ip, versionOf(object), () => this.holdAside(aside, reason));
       return;
     }
     const { record } = decoded;
@@ -163,6 +169,21 @@ export class FloatingIPFollower {
         });
       }
     });
+  }
+
+  /** Puts in memory the record that holds aside the address of an object it cannot read (Decoded). */
+  holdAside(aside: AllocationRecord, reason: string): void {
+    const held = this.allocator.load(aside);
+    this.asideWhy.set(held.ip, { held, reason });
+  }
+
+  /** Why floatip cannot read the object of an address memory holds aside; undefined for any other. */
+  unreadable(ip: string): string | undefined {
+    const held = this.allocator.get(ip);
+    const noted = held && this.asideWhy.get(held.ip);
+    if (noted && noted.held === held) return noted.reason;
+    this.asideWhy.delete(held?.ip ?? ip);
+    return undefined;
   }
 
   private onDeleted(object: FloatingIPObject): void {

@@ -181,6 +181,14 @@ export class FloatingIPStore {
     return this.versions.get(ip);
   }
 
+  /**
+   * Why floatip cannot read the FloatingIP object of an address memory holds aside (nobody's to be
+   * given or released until the object is fixed or deleted); undefined for any other address.
+   */
+  unreadable(ip: string): string | undefined {
+    return this.follower.unreadable(ip);
+  }
+
   private checkDecision(ip: string, decidedAt: bigint | undefined): void {
     if (decidedAt !== undefined && this.versions.get(ip) !== decidedAt)
       throw new StaleDecisionError(ip, decidedAt);
@@ -441,7 +449,8 @@ export class FloatingIPStore {
     const record = decoded.ok ? decoded.record : decoded.aside;
     if (!record) return true;
     this.versions.raise(ip, versionOf(object));
-    this.allocator.load(record);
+    if (decoded.ok) this.allocator.load(record);
+    else this.follower.holdAside(record, decoded.reason);
     return true;
   }
 

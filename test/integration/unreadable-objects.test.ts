@@ -74,9 +74,12 @@ test('pre-allocation past an object floatip cannot read: one pod’s worth, as t
   for (const dryRun of ['true', 'false']) {
     const res = await world.rest('POST', `/v1/ip?dryRun=${dryRun}`, release);
     expect(res.status).toBe(202);
-    expect((res.json as { reasons: string[] }).reasons).toEqual([
-      'releasable is false: 10.0.100.2 is reserved',
-    ]);
+    expect(res.json).toMatchObject({
+      reasons: ['releasable is false: 10.0.100.2 has a FloatingIP object floatip cannot read'],
+      details: [
+        'its FloatingIP 10.0.100.2: spec.policy 3 is not 0, 1 or 2; the address is held aside until the object is fixed or deleted (kubectl delete fip 10.0.100.2)',
+      ],
+    });
   }
 
   // and a resync pass leaves it so

@@ -63,6 +63,21 @@ test('cannot tell: galaxy’s Unknown, and why in the detail', () => {
   });
 });
 
+test('an address held aside for an object floatip cannot read: refused with why, and no label to remove', () => {
+  const aside = held('pool__zz_', { reserved: true, podUid: '', nodeName: '' });
+  expect(judge(aside, undefined, 'spec.policy 3 is not 0, 1 or 2')).toEqual({
+    releasable: false,
+    status: '',
+    reason: 'releasable is false: 10.0.0.5 has a FloatingIP object floatip cannot read',
+    detail:
+      'its FloatingIP 10.0.0.5: spec.policy 3 is not 0, 1 or 2; the address is held aside until the object is fixed or deleted (kubectl delete fip 10.0.0.5)',
+  });
+  // an operator's reservation keeps its words
+  expect(judge(aside, undefined).detail).toBe(
+    'its FloatingIP 10.0.0.5 has the label "reserved"; remove the label or the object to free it',
+  );
+});
+
 describe('the FloatingIP JSON object', () => {
   test("galaxy's field order, empty fields and false releasable omitted", () => {
     const json = floatingIPJson('10.0.0.5', held('pool__p1_dp_ns1_app_app-1'), {

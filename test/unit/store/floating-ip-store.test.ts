@@ -106,6 +106,8 @@ test('allocate meeting an object it cannot read takes another address, and memor
   expect(store.allocator.byKey('pool__fill2_').map((a) => a.ip)).toEqual(['10.0.100.11', 'fd00:100::10']);
   // the address of the object it cannot read is taken, by the key the object names, and nobody's to use
   expect(store.allocator.get('10.0.100.10')).toMatchObject({ key: 'pool__zz_', reserved: true });
+  expect(store.unreadable('10.0.100.10')).toBe('spec.policy 3 is not 0, 1 or 2');
+  expect(store.unreadable('10.0.100.11')).toBeUndefined();
   expectInStep(store, api);
   // and it is never chosen again
   const next = await store.allocate({ key: 'pool__fill3_', nodeSubnet: NODES, attrs: pool });
