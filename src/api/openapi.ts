@@ -64,7 +64,7 @@ interface QueryParameter {
 // Go's strconv.Atoi: an optional sign and decimal digits. The validator's coercion takes what
 // JavaScript's Number takes (`0x10`, `1e2`, ` 1`), which galaxy never read as a number.
 const DECIMAL = /^[+-]?\d+$/;
-/** Each request's query as goQuery read it, before the validator coerced its numbers. */
+/** Each request's query as goQuery read it (empty values included), before the validator coerced its numbers. */
 const readQueries = new WeakMap<Request, Record<string, string>>();
 
 const INT64_MIN = -(2n ** 63n);
@@ -74,13 +74,22 @@ const INT64_MAX = 2n ** 63n - 1n;
  * After the validator: a query parameter of the operation typed integer must be Atoi's syntax. One
  * outside int64 is dropped, as if absent: Atoi fails on it and galaxy took its default (size 10,
  * page 0), where the validator's double would read `size=9223372036854775808` as a huge size.
+ * An empty integer is absent (goQuery), galaxy's default. An empty boolean is refused instead: the
+ * one boolean, `dryRun`, is floatip's own, and reading `?dryRun` as its default would turn a
+ * request for a dry run into a real release.
  */
-const atoiIntegers: RequestHandler = (req, _res, next) => {
+const goQueryTypes: RequestHandler = (req, _res, next) => {
   const operation = (req as { openapi?: { schema?: { parameters?: QueryParameter[] } } }).openapi?.schema;
   const query = readQueries.get(req);
   for (const p of operation?.parameters ?? []) {
     const value = query?.[p.name];
-    if (p.in !== 'query' || p.schema?.type !== 'integer' || value === undefined) continue;
+    if (p.in !== 'query' || value === undefined) continue;
+    if (p.schema?.type === 'boolean' && value === '')
+      throw new ApiError(
+        400,
+        `query.${p.name}: must be boolean (${p.name}=true or ${p.name}=false), and the request gives it no value`,
+      );
+    if (p.schema?.type !== 'integer' || value === '') continue;
     if (!DECIMAL.test(value)) throw new ApiError(400, `query.${p.name}: must be integer`);
     const n = BigInt(value);
     if (n < INT64_MIN || n > INT64_MAX) delete (req.query as Record<string, unknown>)[p.name];
@@ -104,9 +113,10 @@ const goQuery: RequestHandler = (req, _res, next) => {
     if (err instanceof QueryStringError) throw new ApiError(400, `query: ${err.message}`);
     throw err;
   }
-  const kept = Object.fromEntries(Object.entries(query).filter(([k, v]) => v !== '' && !k.includes('[')));
-  // a copy: the validator coerces and fills in req.query in place
-  readQueries.set(req, { ...kept });
+  const named = Object.entries(query).filter(([k]) => !k.includes('['));
+  const kept = Object.fromEntries(named.filter(([, v]) => v !== ''));
+  // empty ones too: goQueryTypes tells an empty parameter from an absent one
+  readQueries.set(req, Object.fromEntries(named));
   // express 5's req.query is a getter that parses the URL again: shadow it
   Object.defineProperty(req, 'query', { value: kept, writable: true, configurable: true, enumerable: true });
   next();
@@ -141,7 +151,7 @@ export function requestValidator(options: ValidatorOptions = {}): RequestHandler
     },
     validateFormats: true,
   }) as unknown as RequestHandler[];
-  return [goQuery, ...validator, atoiIntegers];
+  return [goQuery, ...validator, goQueryTypes];
 }
 
 /** A finding of the validator, as express-openapi-validator throws it. */

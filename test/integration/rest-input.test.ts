@@ -118,6 +118,27 @@ describe('I2 POST /v1/ip names what it releases', () => {
     // galaxy's clients post what they found releasable, which may be nothing
     expect(await answer('POST', '/v1/ip', { ips: [] })).toEqual([200, { code: 200, message: '' }]);
   });
+
+  test('I2b a dryRun without a value (`?dryRun`, `?dryRun=`, first of a repeat) is a 400 naming it, not a real release', async () => {
+    await hold('10.0.100.2', 'pool__p1_');
+    const body = { ips: [{ ip: '10.0.100.2', poolName: 'p1' }] };
+    const message =
+      'bad request: query.dryRun: must be boolean (dryRun=true or dryRun=false), and the request gives it no value';
+    for (const query of ['?dryRun', '?dryRun=', '?dryRun=&dryRun=true', '?keyword=x&dryRun']) {
+      expect([query, ...(await answer('POST', `/v1/ip${query}`, body))]).toEqual([
+        query,
+        400,
+        { code: 400, message },
+      ]);
+    }
+    expect(await answer('POST', '/v1/ip?dryRun=1', body)).toEqual([
+      400,
+      { code: 400, message: 'bad request: query.dryRun: must be boolean' },
+    ]);
+    expect(world.floatip.allocator.get('10.0.100.2')?.key).toBe('pool__p1_');
+    // empty integers still count as absent, as galaxy's Atoi failing took its default
+    expect((await answer('GET', '/v1/ip?page=&size='))[0]).toBe(200);
+  });
 });
 
 describe('I3 query strings read as galaxy read them (Go url.ParseQuery)', () => {
