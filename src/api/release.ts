@@ -106,13 +106,21 @@ export async function releaseIPs(
   const refused: (Left & { ip: string })[] = [];
   const failed: (Left & { ip: string })[] = [];
   const pause = timeSlicer();
+  // a dry run changes nothing, so what its earlier entries would have released is still held: the
+  // decision must see them gone, as the real release's later entries do (an address named twice
+  // is released once, and the second entry finds it already released)
+  const releasedHere = options.dryRun ? new Set<string>() : undefined;
   for (const item of items) {
     await pause();
     const key = requestedKey(item);
     const outcome =
-      key === undefined ? NO_OWNER : await deps.locks.forKey(key, () => releaseOne(deps, item, key, options));
-    if (outcome.ok) released.push(item.ip);
-    else (outcome.refused ? refused : failed).push({ ...outcome, ip: item.ip });
+      key === undefined
+        ? NO_OWNER
+        : await deps.locks.forKey(key, () => releaseOne(deps, item, key, options, releasedHere));
+    if (outcome.ok) {
+      released.push(item.ip);
+      releasedHere?.add(outcome.allocation.ip);
+    } else (outcome.refused ? refused : failed).push({ ...outcome, ip: item.ip });
   }
   const left = [...refused, ...failed];
   deps.audit.log.info(
@@ -140,8 +148,9 @@ async function releaseOne(
   item: ReleaseItem,
   key: string,
   options: ReleaseOptions,
+  releasedHere: ReadonlySet<string> | undefined,
 ): Promise<Verdict> {
-  const verdict = await decide(deps, item, key);
+  const verdict = await decide(deps, item, key, releasedHere);
   if (!verdict.ok || options.dryRun) return verdict;
   const a = verdict.allocation;
   try {
@@ -164,9 +173,15 @@ async function releaseOne(
   return verdict;
 }
 
-async function decide(deps: ReleaseDeps, item: ReleaseItem, key: string): Promise<Verdict> {
+/** `releasedHere`: addresses a dry run's earlier entries would have released, seen as free. */
+async function decide(
+  deps: ReleaseDeps,
+  item: ReleaseItem,
+  key: string,
+  releasedHere: ReadonlySet<string> | undefined,
+): Promise<Verdict> {
   const ip = canonicalAddress(item.ip);
-  const a = deps.allocator.get(ip);
+  const a = releasedHere?.has(ip) ? undefined : deps.allocator.get(ip);
   // galaxy asks first whether the pod the entry names exists, then whose the address is: an entry
   // naming a live pod is refused with that pod's status, whoever holds the address
   if (a?.key !== key) {

@@ -725,6 +725,43 @@ describe('R4 POST /v1/ip', () => {
     expect(world.floatip.allocator.get('10.0.100.10')).toBeUndefined();
   });
 
+  test('R4k a dry run answers what the real release then does, for an address named twice too (in two spellings)', async () => {
+    await hold('10.0.100.10', 'pool__p1_');
+    await hold('fd00:100::7', 'pool__p1_');
+    await hold('10.0.100.11', 'pool__p1_');
+    const request = {
+      ips: [
+        { ip: '10.0.100.10', poolName: 'p1' },
+        { ip: '10.0.100.10', poolName: 'p1' },
+        { ip: 'fd00:100::7', poolName: 'p1' },
+        { ip: 'fd00:100:0:0::7', poolName: 'p1' },
+        { ip: '10.0.100.11', poolName: 'p1' },
+      ],
+    };
+    const dry = await post('/v1/ip?dryRun=true', request);
+    expect(world.floatip.allocator.get('10.0.100.10')?.key).toBe('pool__p1_');
+    const real = await post('/v1/ip', request);
+    expect(real.body).toEqual({
+      code: 202,
+      message: 'Released 3 ips, 2 ips failed, please check the reasons why they failed',
+      unreleased: ['10.0.100.10', 'fd00:100:0:0::7'],
+      reasons: [
+        '10.0.100.10 is not allocated (already released)',
+        'fd00:100::7 is not allocated (already released)',
+      ],
+      details: ['', ''],
+    });
+    const { message, dryRun, released, ...rest } = dry.body;
+    const { message: realMessage, ...realRest } = real.body;
+    expect([dry.status, rest]).toEqual([real.status, realRest]);
+    expect(released).toEqual(['10.0.100.10', 'fd00:100::7', '10.0.100.11']);
+    expect([message, realMessage, dryRun]).toEqual([
+      'dry run: would release 3 ips, 2 ips would fail, please check the reasons why they would fail',
+      'Released 3 ips, 2 ips failed, please check the reasons why they failed',
+      true,
+    ]);
+  });
+
   test('R4g bad input: one invalid IP refuses the whole request (galaxy), bad JSON, a non-JSON body', async () => {
     await hold('10.0.100.2', 'pool__p1_');
     const res = await post('/v1/ip', { ips: [{ ip: '10.0.100.2', poolName: 'p1' }, { ip: 'not-an-ip' }] });
