@@ -22,6 +22,12 @@ export function poolRoutes(deps: PoolRouteDeps) {
       const name = String(req.params.name);
       const pool = await pools.fetch(name);
       if (!pool) throw notFound(`pool ${name}`);
+      // galaxy's Go decoder failed on such an object, and galaxy answered 500 with its error
+      if (pool.unreadable)
+        throw new ApiError(
+          500,
+          `pool ${name}: ${pool.unreadable}, and a Pool's size must be one (it admits no pod until the object is fixed)`,
+        );
       sendEnvelope(res, 200, '', {
         pool: { name: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP },
       });

@@ -4,7 +4,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CustomResourceClient, isAlreadyExists, isNotFound } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
-import type { Logger } from '../log.js';
+import { type Logger, clipString } from '../log.js';
 import { GROUP, POOL_PLURAL, VERSION } from './floating-ip-object.js';
 
 export interface Pool {
@@ -19,11 +19,36 @@ interface PoolObject extends KubernetesObject {
   preAllocateIP?: unknown;
 }
 
+/** A Pool as floatip writes and admits them: a whole number >= 0 for `size` (the webhook's rule). */
 export function decodePool(object: PoolObject): Pool | undefined {
   const name = object.metadata?.name;
   const { size, preAllocateIP } = object;
   if (!name || typeof size !== 'number' || !Number.isInteger(size) || size < 0) return undefined;
   return { name, size, preAllocateIP: preAllocateIP === true };
+}
+
+/** A Pool object as found in the API server, which may hold what floatip itself never writes. */
+export interface StoredPool extends Pool {
+  /** Why `size` could not be read (not a number, or one with a fraction); `size` is then 0. */
+  readonly unreadable?: string;
+}
+
+/**
+ * A stored Pool as galaxy read it: galaxy's CRD types `size` as an integer with no minimum, so
+ * kubectl may store a negative one, which galaxy shows and, counting pods against it, takes to
+ * admit none; an absent or null size is Go's zero, 0. A size that is no integer at all (the
+ * embedded API server checks no schema) galaxy's decoder could not read: it is read as 0 here,
+ * so that the pool admits no pod until an operator fixes it, rather than none of its limit
+ * applying (`unreadable` says why). Sizes past 2^53 arrive rounded: JSON.parse reads doubles.
+ */
+export function readStoredPool(object: PoolObject): StoredPool | undefined {
+  const name = object.metadata?.name;
+  if (!name) return undefined;
+  const { size, preAllocateIP } = object;
+  const pool = { name, preAllocateIP: preAllocateIP === true };
+  if (size === undefined || size === null) return { ...pool, size: 0 };
+  if (typeof size === 'number' && Number.isInteger(size)) return { ...pool, size };
+  return { ...pool, size: 0, unreadable: `size ${clipString(JSON.stringify(size))} is not an integer` };
 }
 
 /** How often put reads again when another writer created or deleted the Pool under it. */
@@ -54,8 +79,17 @@ export class PoolStore {
       log,
     });
     const check = (o: PoolObject) => {
-      if (!decodePool(o))
-        log.warn({ pool: o.metadata?.name }, 'Pool object ignored: size must be a whole number >= 0');
+      const pool = readStoredPool(o);
+      if (pool?.unreadable)
+        log.warn(
+          { pool: pool.name, problem: pool.unreadable },
+          'Pool size is not an integer: read as 0, so no pod of the pool gets an address until the object is fixed',
+        );
+      else if (pool && pool.size < 0)
+        log.warn(
+          { pool: pool.name, size: pool.size },
+          'Pool size is negative: no pod of the pool gets an address (as galaxy read it)',
+        );
     };
     this.reflector.on('add', check).on('update', check);
   }
@@ -79,25 +113,20 @@ export class PoolStore {
     return this.reflector.catchUp();
   }
 
-  get(name: string): Pool | undefined {
+  /** The Pool as read for allocation (readStoredPool): a size < 0 or an unreadable one admits no pod. */
+  get(name: string): StoredPool | undefined {
     const object = this.reflector.get(this.namespace, name);
-    return object ? decodePool(object) : undefined;
+    return object ? readStoredPool(object) : undefined;
   }
 
-  list(): Pool[] {
-    return this.reflector.list().flatMap((o) => decodePool(o) ?? []);
+  list(): StoredPool[] {
+    return this.reflector.list().flatMap((o) => readStoredPool(o) ?? []);
   }
 
-  /**
-   * The Pool as the API server has it now (the cache may not have seen a write just made); throws
-   * when the object exists but is not a usable Pool.
-   */
-  async fetch(name: string): Promise<Pool | undefined> {
+  /** The Pool as the API server has it now (the cache may not have seen a write just made). */
+  async fetch(name: string): Promise<StoredPool | undefined> {
     const object = (await this.client.get(name)) as PoolObject | undefined;
-    if (!object) return undefined;
-    const pool = decodePool(object);
-    if (!pool) throw new Error(`Pool ${this.namespace}/${name}: size must be a whole number >= 0`);
-    return pool;
+    return object ? readStoredPool(object) : undefined;
   }
 
   /** Creates or updates a Pool object; returns it as stored. */

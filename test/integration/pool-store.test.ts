@@ -21,7 +21,7 @@ afterEach(async () => {
   await server.close();
 });
 
-test('pools written by kubectl-like clients are read; other namespaces and bad sizes are not', async () => {
+test('pools written by kubectl-like clients are read, odd sizes as galaxy read them; other namespaces are not', async () => {
   const custom = server.kubeConfig().makeApiClient(CustomObjectsApi);
   const pool = (namespace: string, name: string, size: unknown) =>
     custom.createNamespacedCustomObject({
@@ -39,11 +39,21 @@ test('pools written by kubectl-like clients are read; other namespaces and bad s
     });
   await pool('kube-system', 'p1', 4);
   await pool('default', 'p2', 4);
-  await pool('kube-system', 'bad', -1);
-  await waitFor('p1 to arrive', () => pools.get('p1') !== undefined);
+  await pool('kube-system', 'negative', -1);
+  await pool('kube-system', 'none', undefined);
+  await pool('kube-system', 'fraction', 1.5);
+  await waitFor('the pools to arrive', () => pools.list().length === 4);
   expect(pools.get('p1')).toEqual({ name: 'p1', size: 4, preAllocateIP: false });
   expect(pools.get('p2')).toBeUndefined();
-  expect(pools.get('bad')).toBeUndefined();
+  // galaxy's CRD has no minimum: a negative size is shown, and admits no pod (used >= size)
+  expect(pools.get('negative')).toEqual({ name: 'negative', size: -1, preAllocateIP: false });
+  expect(pools.get('none')).toEqual({ name: 'none', size: 0, preAllocateIP: false });
+  expect(pools.get('fraction')).toEqual({
+    name: 'fraction',
+    size: 0,
+    preAllocateIP: false,
+    unreadable: 'size 1.5 is not an integer',
+  });
 });
 
 test('put creates, then updates; delete removes and says whether there was one', async () => {

@@ -913,6 +913,63 @@ describe('R4 POST /v1/ip', () => {
 // ---- pools
 
 describe('R5 /v1/pool', () => {
+  test('R5e a Pool stored with a negative, missing or huge size reads as stored (galaxy) and admits no pod if below 0; a size no integer is a 500 naming it', async () => {
+    const create = (name: string, fields: Json) =>
+      world.custom.createNamespacedCustomObject({
+        group: 'galaxy.k8s.io',
+        version: 'v1alpha1',
+        plural: 'pools',
+        namespace: 'kube-system',
+        body: { apiVersion: 'galaxy.k8s.io/v1alpha1', kind: 'Pool', metadata: { name }, ...fields },
+      });
+    await create('k5', { size: -5, preAllocateIP: false });
+    await create('k6', { preAllocateIP: true });
+    await create('k7', { size: 2 ** 60, preAllocateIP: false });
+    await create('k8', { size: 1.5, preAllocateIP: false });
+    await create('k9', { size: '4', preAllocateIP: false });
+    for (const [name, size, preAllocateIP] of [
+      ['k5', -5, false],
+      ['k6', 0, true],
+      ['k7', 2 ** 60, false],
+    ] as const) {
+      const res = await get(`/v1/pool/${name}`);
+      expect([res.status, res.body]).toEqual([
+        200,
+        { code: 200, message: '', pool: { name, size, preAllocateIP } },
+      ]);
+    }
+    for (const [name, written] of [
+      ['k8', '1.5'],
+      ['k9', '"4"'],
+    ]) {
+      const res = await get(`/v1/pool/${name}`);
+      expect([res.status, res.body]).toEqual([
+        500,
+        {
+          code: 500,
+          message: `server error: pool ${name}: size ${written} is not an integer, and a Pool's size must be one (it admits no pod until the object is fixed)`,
+        },
+      ]);
+    }
+    // allocation: below 0 or unreadable, no pod of the pool gets an address (galaxy: used >= size)
+    await world.deployment('api', 3);
+    const owner = { kind: 'ReplicaSet', name: 'api-5d8f7c9b4' };
+    for (const [pool, limit] of [
+      ['k5', -5],
+      ['k8', 0],
+    ] as const) {
+      const pod = await world.pod({ name: `api-5d8f7c9b4-${pool}`, owner, pool });
+      await eventually(
+        `pool ${pool} to reach floatip`,
+        async () => (await world.filter(pod, ['a1'])).error === `reached pool ${pool} size limit of ${limit}`,
+      );
+      expect(await world.bind(pod, 'a1')).toBe(`reached pool ${pool} size limit of ${limit}`);
+    }
+    const huge = await world.pod({ name: 'api-5d8f7c9b4-k7', owner, pool: 'k7' });
+    await eventually('pool k7 to reach floatip', async () => (await world.filter(huge, ['a1'])).error === '');
+    expect(await world.bind(huge, 'a1')).toBe('');
+  });
+
   test('R5a create, read, update, delete, in the pool namespace; 404s in the envelope', async () => {
     const created = await post('/v1/pool', { name: 'sample-pool', size: 4 });
     expect([created.status, created.text]).toEqual([200, '{"code":200,"message":""}']);
