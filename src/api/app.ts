@@ -3,7 +3,6 @@
 // then the route table; every failure ends in galaxy's envelope. Order matters: the description is
 // public, and nothing of a caller's is read before it is known who the caller is.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import swaggerUi from 'swagger-ui-express';
 import { bodyPending, closeAfterAnswer } from '../http.js';
 import type { DecisionLocks } from '../store/decision-locks.js';
 import { type Allocator, type ErrorKind, kindOf } from '../ipam/index.js';
@@ -12,6 +11,7 @@ import type { PodLookup } from '../kube/pod-lookup.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { PoolStore } from '../store/pool-store.js';
+import { apidocs } from './apidocs.js';
 import { ApiError, sendError } from './envelope.js';
 import { goBodyIntegers } from './go-integers.js';
 import { jsonBody } from './json-body.js';
@@ -74,13 +74,7 @@ export function restApp(deps: RestDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   const document = openApiDocument();
-  // the page and its files are read, nothing else
-  app.use('/apidocs', (req: Request, res: Response, next: NextFunction) => {
-    if (req.method === 'GET' || req.method === 'HEAD') return next();
-    res.setHeader('Allow', 'GET, HEAD');
-    sendError(res, 405, `${req.method} ${req.originalUrl}`);
-  });
-  app.use('/apidocs', swaggerUi.serveFiles(document as never), swaggerUi.setup(document as never));
+  app.use('/apidocs', apidocs(document));
   const routes = apiRoutes({
     ...deps,
     audit: { events: deps.events, log },

@@ -1138,6 +1138,50 @@ describe('R6 the description and the errors', () => {
     expect(init.text).toContain('"floatip REST API"');
   });
 
+  test('R6c /apidocs/index.html is floatip’s page, not swagger-ui-dist’s Petstore demo; other names are the port’s 404', async () => {
+    const ui = await world.rest('GET', '/apidocs/');
+    const index = await world.rest('GET', '/apidocs/index.html');
+    expect([index.status, index.headers.get('content-type'), index.text]).toEqual([
+      200,
+      expect.stringMatching(/^text\/html/),
+      ui.text,
+    ]);
+    // the demo's initializer, should a cached demo page ask for it, starts floatip's document too
+    for (const path of ['/apidocs/swagger-ui-init.js', '/apidocs/swagger-initializer.js']) {
+      const init = await world.rest('GET', path);
+      expect([path, init.status, init.headers.get('content-type')]).toEqual([
+        path,
+        200,
+        expect.stringMatching(/javascript/),
+      ]);
+      expect(init.text).toContain('"floatip REST API"');
+      expect(init.text).not.toContain('petstore');
+    }
+    for (const path of [
+      '/apidocs/swagger-ui-bundle.js',
+      '/apidocs/swagger-ui.css',
+      '/apidocs/favicon-32x32.png',
+    ])
+      expect([path, (await world.rest('GET', path)).status]).toEqual([path, 200]);
+    for (const path of [
+      '/apidocs/anything.js',
+      '/apidocs/package.json',
+      '/apidocs/README.md',
+      '/apidocs/x/',
+    ]) {
+      const res = await world.rest('GET', path);
+      expect([res.status, res.json]).toEqual([
+        404,
+        { code: 404, message: `not found: no route GET ${path}` },
+      ]);
+    }
+    // without the slash the page's relative files would be looked for at /
+    const bare = await fetch(`${world.floatip.apiUrl}/apidocs?x=1`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([301, '/apidocs/?x=1']);
+    const post = await world.rest('POST', '/apidocs/index.html', {});
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+
   test('R6b unknown paths 404, wrong methods 405, in the envelope', async () => {
     expect((await get('/v1/nothing')).body).toEqual({
       code: 404,
