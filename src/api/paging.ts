@@ -52,19 +52,26 @@ export function pageWindow(total: bigint, page: number, size: number): PageWindo
  * JSON allows), not rounded through a double; `content` is left out when the page is empty.
  */
 export function pageBody(window: PageWindow, content: readonly unknown[]): { json?: object; text?: string } {
-  const big = window.totalElements > BigInt(Number.MAX_SAFE_INTEGER);
-  const number = (n: bigint) => (big ? `\u0000${n}\u0000` : Number(n));
-  const body = {
-    last: window.last,
-    totalElements: number(window.totalElements),
-    totalPages: number(window.totalPages),
-    first: window.first,
-    numberOfElements: window.numberOfElements,
-    size: window.size,
-    number: number(window.number),
-    ...(content.length > 0 ? { content } : {}),
-  };
-  if (!big) return { json: body };
-  // the marked strings become bare integers; \u0000 cannot occur in any other value we write
-  return { text: JSON.stringify(body).replace(/"\\u0000(\d+)\\u0000"/g, '$1') };
+  const items = content.length > 0 ? { content } : {};
+  if (window.totalElements <= BigInt(Number.MAX_SAFE_INTEGER)) {
+    return {
+      json: {
+        last: window.last,
+        totalElements: Number(window.totalElements),
+        totalPages: Number(window.totalPages),
+        first: window.first,
+        numberOfElements: window.numberOfElements,
+        size: window.size,
+        number: Number(window.number),
+        ...items,
+      },
+    };
+  }
+  // the text is put together field by field, each value where it belongs: a marker replaced in the
+  // finished JSON would be replaced wherever it occurs, in a key or a name too, which callers write
+  const counts =
+    `{"last":${window.last},"totalElements":${window.totalElements},"totalPages":${window.totalPages},` +
+    `"first":${window.first},"numberOfElements":${window.numberOfElements},"size":${window.size},` +
+    `"number":${window.number}`;
+  return { text: content.length > 0 ? `${counts},"content":${JSON.stringify(content)}}` : `${counts}}` };
 }

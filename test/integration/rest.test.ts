@@ -215,6 +215,19 @@ describe('R1 GET /v1/ip', () => {
     );
   });
 
+  test('R1f exact counts past 2^53 are written where the counts are, never into a name that looks like their marker', async () => {
+    // the marker pageBody once replaced in the finished text, wherever it stood
+    const key = 'NULL_\u00007\u0000_NULL_p';
+    await createObject('10.0.100.5', key);
+    const { status, text, body } = await get('/v1/ip?size=1&page=3');
+    expect(status).toBe(200);
+    expect(BigInt(/"totalElements":(\d+)/.exec(text)![1]!)).toBe(TOTAL);
+    expect(BigInt(/"number":(\d+)/.exec(text)![1]!)).toBe(3n);
+    expect(body.content).toEqual([
+      expect.objectContaining({ ip: '10.0.100.5', namespace: '\u00007\u0000', appType: 'NULL' }),
+    ]);
+  });
+
   test('R1c page and size are clamped as galaxy; an empty parameter is no parameter; a non-number is a 400', async () => {
     await hold('10.0.100.2', 'sts_ns1_web_web-0');
     const q = (query: string) => get(`/v1/ip?namespace=ns1&${query}`);
