@@ -17,7 +17,13 @@ import { goBodyIntegers } from './go-integers.js';
 import { jsonBody } from './json-body.js';
 import type { RecentEvents } from './recent-events.js';
 import { UsageHistory } from './usage-history.js';
-import { describeFinding, isValidationFinding, openApiDocument, requestValidator } from './openapi.js';
+import {
+  describeFinding,
+  documentedStatuses,
+  isValidationFinding,
+  openApiDocument,
+  requestValidator,
+} from './openapi.js';
 import { apiRoutes, expressPath } from './routes.js';
 
 export interface RestDeps {
@@ -115,7 +121,8 @@ export function restApp(deps: RestDeps): express.Express {
       next(err);
       return;
     }
-    const answer = answerFor(err, req);
+    let answer = answerFor(err, req);
+    if (deps.validateResponses) answer = documented(answer, req);
     if (answer.status >= 500) {
       log.error(
         { method: req.method, path: req.path, err: (err as Error)?.stack ?? String(err) },
@@ -129,6 +136,20 @@ export function restApp(deps: RestDeps): express.Express {
     sendError(res, answer.status, answer.detail);
   });
   return app;
+}
+
+/**
+ * The answer, or a 500 saying that the document does not list its status for the operation (tests:
+ * express-openapi-validator checks the answers of requests it validated, and a refusal made before
+ * or by its request check, a 406, a 413, never reaches its response check).
+ */
+function documented(answer: Answer, req: Request): Answer {
+  const statuses = documentedStatuses(req.method, req.path);
+  if (!statuses || statuses.includes(String(answer.status)) || statuses.includes('default')) return answer;
+  return {
+    status: 500,
+    detail: `response to ${req.method} ${req.originalUrl} does not match the OpenAPI document: status ${answer.status} is not documented (${answer.detail})`,
+  };
 }
 
 /** Whether a request carries a body, as Go's ContentLength > 0 or a chunked one tells it. */
@@ -155,7 +176,13 @@ const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
 };
 
 /** The status and detail for whatever a handler or middleware threw. */
-function answerFor(err: unknown, req: Request): { status: number; detail: string; allow?: string } {
+interface Answer {
+  readonly status: number;
+  readonly detail: string;
+  readonly allow?: string;
+}
+
+function answerFor(err: unknown, req: Request): Answer {
   if (err instanceof ApiError) return { status: err.status, detail: err.detail };
   if (isValidationFinding(err)) {
     const route = `${req.method} ${req.path}`;

@@ -50,6 +50,26 @@ function isIP(text: string): boolean {
   }
 }
 
+/** Each documented path as a pattern that matches it as express routes it: any case, a trailing `/`. */
+let pathPatterns: { path: string; pattern: RegExp }[] | undefined;
+
+/**
+ * The statuses the document gives the operation a request reached, or undefined when the request
+ * reached none (no such path, or not with this method).
+ */
+export function documentedStatuses(method: string, path: string): string[] | undefined {
+  pathPatterns ??= Object.keys(openApiDocument().paths).map((p) => ({
+    path: p,
+    pattern: new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`, 'i'),
+  }));
+  const found = pathPatterns.find((p) => p.pattern.test(path));
+  const operation =
+    found &&
+    (openApiDocument().paths[found.path]?.[method.toLowerCase()] as
+      { responses?: Record<string, unknown> } | undefined);
+  return operation ? Object.keys(operation.responses ?? {}) : undefined;
+}
+
 export interface ValidatorOptions {
   /** Check every JSON answer against the document too (tests: the document stays honest). */
   readonly validateResponses?: boolean;

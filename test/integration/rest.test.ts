@@ -1195,6 +1195,27 @@ describe('R6 the description and the errors', () => {
     expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
   });
 
+  test('R6d refusals made before the document’s request check are documented too: no body 406, over 5 MiB 413', async () => {
+    // the World serves with validateApiResponses: an undocumented status would be a 500 naming it
+    for (const path of ['/v1/ip', '/v1/pool']) {
+      const none = await world.rest('POST', path);
+      expect([path, none.status, none.json]).toEqual([
+        path,
+        406,
+        {
+          code: 406,
+          message: `not acceptable: POST ${path} takes a JSON body (application/json), and the request has none`,
+        },
+      ]);
+      const huge = await world.rest('POST', path, `{"name":"p1","x":"${' '.repeat(5 * 2 ** 20)}"}`);
+      expect([path, huge.status, huge.json]).toEqual([
+        path,
+        413,
+        { code: 413, message: `request entity too large: the request body is over ${5 * 2 ** 20} bytes` },
+      ]);
+    }
+  });
+
   test('R6b unknown paths 404, wrong methods 405, in the envelope', async () => {
     expect((await get('/v1/nothing')).body).toEqual({
       code: 404,
