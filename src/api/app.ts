@@ -11,10 +11,11 @@ import type { PodLookup } from '../kube/pod-lookup.js';
 import type { Logger } from '../log.js';
 import type { FloatingIPStore } from '../store/floating-ip-store.js';
 import type { PoolStore } from '../store/pool-store.js';
+import { acceptJson } from './accept.js';
 import { apidocs } from './apidocs.js';
 import { ApiError, sendError } from './envelope.js';
 import { goBodyIntegers } from './go-integers.js';
-import { jsonBody } from './json-body.js';
+import { hasBody, jsonBody } from './json-body.js';
 import type { RecentEvents } from './recent-events.js';
 import { UsageHistory } from './usage-history.js';
 import {
@@ -97,6 +98,7 @@ export function restApp(deps: RestDeps): express.Express {
   // who asks is known before anything of theirs is read: an unauthenticated caller cannot make
   // floatip parse and validate megabytes
   if (deps.authenticate) app.use(deps.authenticate);
+  app.use(acceptJson);
   app.use(jsonBody(deps.bodyLimitBytes ?? REST_BODY_LIMIT));
   app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
   app.use(goBodyIntegers);
@@ -151,10 +153,6 @@ function documented(answer: Answer, req: Request): Answer {
     detail: `response to ${req.method} ${req.originalUrl} does not match the OpenAPI document: status ${answer.status} is not documented (${answer.detail})`,
   };
 }
-
-/** Whether a request carries a body, as Go's ContentLength > 0 or a chunked one tells it. */
-const hasBody = (req: Request): boolean =>
-  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
 function isJson(text: string | undefined): boolean {
   if (text === undefined) return false;

@@ -20,6 +20,10 @@ function tooLarge(req: Request, res: Response, limit: number): ApiError {
   return new ApiError(413, `the request body is over ${limit} bytes`);
 }
 
+/** Whether a request carries a body, as Go's ContentLength > 0 or a chunked one tells it. */
+export const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
 /** Each JSON body's bytes as they came (inflated) and their charset, for what JSON.parse forgets. */
 const rawBodies = new WeakMap<Request, { readonly bytes: Buffer; readonly charset: string }>();
 

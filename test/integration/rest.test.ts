@@ -1216,6 +1216,61 @@ describe('R6 the description and the errors', () => {
     }
   });
 
+  test('R6e an Accept that takes no JSON is a 406 on /v1 (galaxy’s framework), after 404, 405 and 415; other paths are what they are', async () => {
+    await hold('10.0.100.2', 'pool__p1_');
+    const status = async (method: string, path: string, accept?: string, body?: unknown) =>
+      (await world.rest(method, path, body, accept === undefined ? {} : { Accept: accept })).status;
+    for (const accept of [
+      undefined,
+      '',
+      'application/json',
+      '*/*',
+      'application/*',
+      'APPLICATION/JSON',
+      'application/json; charset=utf-8',
+      'text/html, application/json;q=0.9',
+      'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    ])
+      expect([accept, await status('GET', '/v1/ip?size=1', accept)]).toEqual([accept, 200]);
+    for (const accept of [
+      'application/xml',
+      'text/plain',
+      'text/html, application/xml;q=0.9',
+      'application/json;q=0',
+      'application/json;q=0, */*',
+    ]) {
+      const res = await world.rest('GET', '/v1/ip?size=1', undefined, { Accept: accept });
+      expect([accept, res.status, res.json]).toEqual([
+        accept,
+        406,
+        {
+          code: 406,
+          message: `not acceptable: GET /v1/ip answers application/json, and the request's Accept (${accept}) does not take it`,
+        },
+      ]);
+    }
+    for (const path of ['/v1/ip/10.0.100.2', '/v1/subnets', '/v1/pool/p1', '/v1/dashboard'])
+      expect([path, await status('GET', path, 'application/xml')]).toEqual([path, 406]);
+    // a release refused for its Accept releases nothing
+    const release = { ips: [{ ip: '10.0.100.2', poolName: 'p1' }] };
+    expect(await status('POST', '/v1/ip', 'application/xml', release)).toBe(406);
+    expect(world.floatip.allocator.get('10.0.100.2')?.key).toBe('pool__p1_');
+    // go-restful's order: no route 404, wrong method 405, a body that is not JSON 415, then Accept
+    expect(await status('GET', '/v1/nothing', 'application/xml')).toBe(404);
+    expect(await status('PUT', '/v1/ip', 'application/xml')).toBe(405);
+    const text = await fetch(`${world.floatip.apiUrl}/v1/ip`, {
+      method: 'POST',
+      headers: { Accept: 'application/xml', 'Content-Type': 'text/plain' },
+      body: 'x',
+    });
+    expect(text.status).toBe(415);
+    // the metrics' text, the Swagger UI and the document do not answer to the /v1 rule
+    expect(await status('GET', '/metrics', 'text/plain')).toBe(200);
+    expect(await status('GET', '/apidocs/', 'text/html')).toBe(200);
+    expect(await status('GET', '/openapi.json', 'application/xml')).toBe(200);
+    expect(await status('GET', '/', 'text/html')).not.toBe(406);
+  });
+
   test('R6b unknown paths 404, wrong methods 405, in the envelope', async () => {
     expect((await get('/v1/nothing')).body).toEqual({
       code: 404,
