@@ -1214,6 +1214,11 @@ describe('R6 the description and the errors', () => {
         { code: 413, message: `request entity too large: the request body is over ${5 * 2 ** 20} bytes` },
       ]);
     }
+    // an operation that reads no body refuses one over the limit all the same
+    const huge = await world.rest('DELETE', '/v1/pool/p1', `"${' '.repeat(5 * 2 ** 20)}"`);
+    expect(huge.status).toBe(413);
+    // a malformed query string is a 400 on every /v1 operation, /v1/subnets too
+    expect((await world.rest('GET', '/v1/subnets?x=%zz')).status).toBe(400);
   });
 
   test('R6e an Accept that takes no JSON is a 406 on /v1 (galaxy’s framework), after 404, 405 and 415; other paths are what they are', async () => {
