@@ -3,11 +3,15 @@
 // This module is its one decoder and encoder.
 import {
   type IPRange,
+  type JsonPath,
   type RangeGroup,
   formatRange,
   goIntegersWithFraction,
   goStruct,
+  jsonPathText,
   parseRange,
+  goFolded,
+  repeatedGoKeys,
 } from '../ipam/index.js';
 
 export const CNI_ARGS_ANNOTATION = 'k8s.v1.cni.galaxy.io/args';
@@ -39,6 +43,8 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   } catch (err) {
     throw new CniArgsError(`unmarshal pod cni args: ${(err as Error).message}`);
   }
+  const repeated = repeatedCommon(text);
+  if (repeated) throw repeatedKey(repeated);
   if (decoded === null) return { groups: [], ipinfos: [] };
   if (typeof decoded !== 'object' || Array.isArray(decoded)) {
     throw new CniArgsError('unmarshal pod cni args: not a JSON object');
@@ -54,6 +60,25 @@ export function parseCniArgs(text: string | undefined): CniArgs {
   if (ipinfos.length > 0) refuseFractionVlans(text);
   return { groups, ipinfos };
 }
+
+/**
+ * `common` named twice, as Go matches keys: Go's decoder merges the two into one struct
+ * (`"common":{"ipinfos":[...]},"common":{}` or `"common":null` keeps the first's ipinfos), JSON.parse
+ * keeps the last, so galaxy's daemon and this reader would see different addresses. Other fields
+ * read alike named twice (the last wins in both: lists, strings, numbers), and unknown keys are
+ * ignored by both.
+ */
+export function repeatedCommon(text: string): JsonPath | undefined {
+  for (const path of repeatedGoKeys(text))
+    if (path.length === 1 && goFolded(String(path[0])) === 'common') return path;
+  return undefined;
+}
+
+/** An annotation naming `common` twice: refused, as floatip cannot read it as Go does. */
+export const repeatedKey = (path: JsonPath) =>
+  new CniArgsError(
+    `unmarshal pod cni args: ${jsonPathText(path)} names common a second time (Go's decoder merges the two, so galaxy's daemon and floatip would read different ipinfos): write it once`,
+  );
 
 const notUint16 = (index: unknown, written: string) =>
   new CniArgsError(

@@ -211,3 +211,52 @@ export function* goIntegersWithFraction(
   for (const found of numbersWithFraction(text, depth))
     if (fields.some((field) => names(found.path, field))) yield found;
 }
+
+/**
+ * The keys of a JSON text that name, as Go's decoder matches keys (goFolded), the same field as a
+ * key before them in the same object, by their paths, in text order. Go decodes a repeated key into
+ * the field again, so a struct merges (`"common":{"ipinfos":[...]},"common":{}` keeps the first's
+ * ipinfos) where JSON.parse keeps the last key alone: a reader of text that Go decodes elsewhere
+ * refuses what it would read differently. The text must be JSON that JSON.parse read. Linear in the
+ * text.
+ */
+export function* repeatedGoKeys(text: string): Generator<JsonPath> {
+  type Open = { object: true; keys: Set<string>; key?: string } | { object: false; index: number };
+  const open: Open[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length;) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = i + 1;
+      while (end < text.length && text.charCodeAt(end) !== QUOTE)
+        end += text.charCodeAt(end) === 0x5c ? 2 : 1;
+      end++;
+      const top = open[open.length - 1];
+      if (expectKey && top?.object) {
+        const raw = text.slice(i, end);
+        const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+        const folded = goFolded(key);
+        // the keys (or indices) of the containers around this object, then the repeated key
+        if (top.keys.has(folded)) yield [...open.slice(0, -1).map((o) => (o.object ? o.key! : o.index)), key];
+        top.keys.add(folded);
+        top.key = key;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      open.push(c === 0x7b ? { object: true, keys: new Set() } : { object: false, index: 0 });
+      expectKey = c === 0x7b;
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+      i++;
+    } else if (c === 0x2c /* , */) {
+      const top = open[open.length - 1];
+      if (top && !top.object) top.index++;
+      expectKey = top?.object === true;
+      i++;
+    } else if (c === 0x3a /* : */) {
+      expectKey = false;
+      i++;
+    } else i++;
+  }
+}

@@ -47,6 +47,7 @@ export {
   goStruct,
   jsonPathText,
   numbersWithFraction,
+  repeatedGoKeys,
   writtenValues,
   type WrittenValue,
 } from './go-json.js';

@@ -1,7 +1,7 @@
 // What the webhook refuses, per kind. Each judgement reuses the decoder or validator the rest of
 // floatip applies to the same object after the fact, so a write refused here is exactly one the
 // watcher or the store would have refused (or ignored) later, in the same words.
-import { CNI_ARGS_ANNOTATION, type IPInfo, parseCniArgs } from '../cni/args.js';
+import { CNI_ARGS_ANNOTATION, type IPInfo, parseCniArgs, repeatedCommon } from '../cni/args.js';
 import type { GalaxyConfig } from '../config/galaxy-config.js';
 import { judgeConfigMap } from '../controller/pool-config.js';
 import {
@@ -9,6 +9,7 @@ import {
   AllocationKey,
   Allocator,
   POOL_KEY_PREFIX,
+  jsonPathText,
   ofMainFamily,
   parseAddress,
 } from '../ipam/index.js';
@@ -154,10 +155,16 @@ function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   };
 }
 
+/** An object's CNI args annotation, when it has one. */
+function cniArgsTextOf(o: ReviewedObject | undefined): string | undefined {
+  const text = (metadataOf(o).annotations as Record<string, unknown> | undefined)?.[CNI_ARGS_ANNOTATION];
+  return typeof text === 'string' ? text : undefined;
+}
+
 /** The ipinfos of an object's CNI args annotation; none when it has none or it does not parse. */
 function ipinfosOf(o: ReviewedObject | undefined): readonly IPInfo[] {
-  const text = (metadataOf(o).annotations as Record<string, unknown> | undefined)?.[CNI_ARGS_ANNOTATION];
-  if (typeof text !== 'string') return [];
+  const text = cniArgsTextOf(o);
+  if (text === undefined) return [];
   try {
     return parseCniArgs(text).ipinfos;
   } catch {
@@ -173,13 +180,22 @@ function ipinfosOf(o: ReviewedObject | undefined): readonly IPInfo[] {
  * that trusts the annotation. `request_ip_range`, what a pod asks for, stays the creator's.
  */
 function podAddresses(_deps: JudgeDeps, req: AdmissionRequest): Verdict {
+  const pod = `${req.namespace}/${nameOf(req) || '(generated name)'}`;
+  // floatip's decoder refuses it, so its ipinfos read as none here; galaxy's daemon decodes it with
+  // Go, which merges the two and finds the first's ipinfos: refused unless it was already there
+  const text = cniArgsTextOf(req.object);
+  const repeated = text === undefined ? undefined : repeatedCommon(text);
+  if (repeated && !(req.operation === 'UPDATE' && cniArgsTextOf(req.oldObject) === text)) {
+    return refuse(
+      `pod ${pod}: annotation ${CNI_ARGS_ANNOTATION} names common twice (${jsonPathText(repeated)}), which Go's decoder merges into addresses floatip cannot see: write common once, without ipinfos`,
+    );
+  }
   const written = ipinfosOf(req.object);
   if (written.length === 0) return ALLOW;
   const same = (a: IPInfo, b: IPInfo | undefined) =>
     b !== undefined && a.ip === b.ip && a.vlan === b.vlan && a.gateway === b.gateway;
   const before = req.operation === 'UPDATE' ? ipinfosOf(req.oldObject) : [];
   if (written.length === before.length && written.every((info, i) => same(info, before[i]))) return ALLOW;
-  const pod = `${req.namespace}/${nameOf(req) || '(generated name)'}`;
   const ips = listed(written.map((info) => info.ip));
   return refuse(
     `pod ${pod}: annotation ${CNI_ARGS_ANNOTATION} ${req.operation === 'CREATE' ? 'sets' : 'changes'} common.ipinfos (${ips}); a pod's addresses are written by floatip's bind alone: leave common.ipinfos out (request_ip_range may stay)`,

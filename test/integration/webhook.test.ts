@@ -371,6 +371,26 @@ describe('pods written with addresses', () => {
     expect((await review(POD, pod('{"common":'))).allowed).toBe(true);
   });
 
+  test.each([
+    ['{"common":{"ipinfos":[IPINFO]},"common":{}}', 'common'],
+    ['{"common":{"ipinfos":[IPINFO]},"common":null}', 'common'],
+    ['{"common":{"ipinfos":[IPINFO]},"Common":{}}', 'Common'],
+  ])(
+    'common named twice (%s), which Go merges into the first ipinfos, is refused on create; left as it was, an update passes',
+    async (template, key) => {
+      const text = template.replace('IPINFO', JSON.stringify(ipinfo(11)));
+      expect(await review(POD, pod(text))).toMatchObject({
+        allowed: false,
+        status: {
+          code: 403,
+          message: `pod default/web-copy: annotation k8s.v1.cni.galaxy.io/args names common twice (${key}), which Go's decoder merges into addresses floatip cannot see: write common once, without ipinfos`,
+        },
+      });
+      expect((await review(POD, pod(text, { tier: 'web' }), 'UPDATE', pod(text))).allowed).toBe(true);
+      expect((await review(POD, pod(text), 'UPDATE', pod(bound))).allowed).toBe(false);
+    },
+  );
+
   test('an update that leaves the addresses bind wrote passes; one that changes or adds them is refused', async () => {
     expect((await review(POD, pod(bound, { tier: 'web' }), 'UPDATE', pod(bound))).allowed).toBe(true);
     // the same addresses written with the keys in another order

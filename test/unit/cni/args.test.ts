@@ -137,3 +137,20 @@ test('numbers written with a fraction elsewhere are only what Go reads them as: 
   );
   expect(args.ipinfos).toEqual([{ ip: '10.0.0.5/24', vlan: 65535, gateway: '10.0.0.1' }]);
 });
+
+test('common named twice, exactly or as Go folds it, is refused: Go merges the two, JSON.parse keeps the last', () => {
+  const info = '{"ip":"10.0.0.5/24","vlan":0,"gateway":"10.0.0.1"}';
+  for (const [text, key] of [
+    [`{"common":{"ipinfos":[${info}]},"common":{}}`, 'common'],
+    [`{"common":{"ipinfos":[${info}]},"common":null}`, 'common'],
+    [`{"COMMON":{"ipinfos":[${info}]},"common":{}}`, 'common'],
+  ] as const) {
+    expect(() => parseCniArgs(text)).toThrow(
+      `unmarshal pod cni args: ${key} names common a second time (Go's decoder merges the two, so galaxy's daemon and floatip would read different ipinfos): write it once`,
+    );
+  }
+  // what Go and JSON.parse read alike named twice: the last list, an unknown key, a nested field
+  const ranges = parseCniArgs('{"request_ip_range":[["10.0.0.1"]],"request_ip_range":[["10.0.0.2"]]}');
+  expect(ranges.groups.map((g) => g.map(formatRange))).toEqual([['10.0.0.2']]);
+  expect(parseCniArgs(`{"x":1,"x":2,"common":{"ipinfos":[${info}],"ipinfos":[]}}`).ipinfos).toEqual([]);
+});
