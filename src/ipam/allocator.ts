@@ -333,6 +333,14 @@ export class Allocator {
     return this.layout.excludedInUse((ip) => this.byIp.get(ip));
   }
 
+  /**
+   * The addresses this configuration never hands out that `holderOf` says are held: what another
+   * allocator's allocations would be under this configuration (a change judged before it is made).
+   */
+  excludedHeldBy(holderOf: (ip: string) => Allocation | undefined): ExcludedInUse[] {
+    return this.layout.excludedInUse(holderOf);
+  }
+
   get orphanedCount(): number {
     return this.orphanCount;
   }

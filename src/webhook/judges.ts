@@ -83,16 +83,34 @@ function configMap(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   const judged = judgeConfigMap(settings, { data: req.object?.data as Record<string, string> | undefined });
   if (!judged.ok) return refuse(judged.problem);
   const proposed = new Allocator(judged.config);
+  // addresses in use that the change makes a gateway, network or broadcast address: kept, as the
+  // watcher keeps them (its Event UnusableFloatingIPsInUse), and said now, where it can be undone
+  const excludedBefore = new Set(allocator.excludedInUse().map((h) => h.allocation.ip));
+  const excluded = proposed
+    .excludedHeldBy((ip) => allocator.get(ip))
+    .filter((h) => !excludedBefore.has(h.allocation.ip))
+    .map(
+      ({ allocation, entry, why }) =>
+        `${allocation.ip} (the ${why} of floatingips[${entry}]) held by ${allocation.key}`,
+    );
+  const warnings = excluded.length
+    ? [
+        `the change makes ${excluded.length === 1 ? 'an address in use one' : `${excluded.length} addresses in use ones`} no pod gets: ${listed(excluded)}; kept for their keys, but never handed out again once released`,
+      ]
+    : [];
   // only addresses this change pushes out: ones already outside do not hold every later edit hostage
   const leaving: Allocation[] = [];
   for (const a of allocator.all())
     if (allocator.isConfigured(a.ip) && !proposed.isConfigured(a.ip)) leaving.push(a);
-  if (leaving.length === 0) return ALLOW;
+  if (leaving.length === 0) return warnings.length ? { allowed: true, warnings } : ALLOW;
   const left = leaving.sort(byAddress).map((a) => `${a.ip} (${a.key})`);
   const what = `the change leaves ${left.length} addresses in use outside the configuration: ${listed(left)}`;
   const annotations = metadataOf(req.object).annotations as Record<string, unknown> | undefined;
   if (annotations?.[ALLOW_ORPHANS_ANNOTATION] === 'true') {
-    return { allowed: true, warnings: [`${what}; kept as orphans (${ALLOW_ORPHANS_ANNOTATION}: "true")`] };
+    return {
+      allowed: true,
+      warnings: [`${what}; kept as orphans (${ALLOW_ORPHANS_ANNOTATION}: "true")`, ...warnings],
+    };
   }
   return refuse(
     `${what}; release them first, or annotate the ConfigMap ${ALLOW_ORPHANS_ANNOTATION}="true" to keep them as orphans`,

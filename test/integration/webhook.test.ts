@@ -227,6 +227,17 @@ describe('the floatingip-config ConfigMap', () => {
     expect(no.allowed).toBe(false);
   });
 
+  test('a change that makes an address in use the gateway passes with a warning naming it and its holder', async () => {
+    const gatewayInUse = JSON.stringify([{ ...ENTRY, gateway: '10.0.100.11' }]);
+    expect(await review(CONFIGMAP, configMap(gatewayInUse), 'UPDATE')).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      warnings: [
+        'the change makes an address in use one no pod gets: 10.0.100.11 (the gateway of floatingips[0]) held by pool__p1_; kept for their keys, but never handed out again once released',
+      ],
+    });
+  });
+
   test('a valid change passes; other ConfigMaps are not floatip’s business', async () => {
     const wider = JSON.stringify([{ ...ENTRY, ips: ['10.0.100.10~10.0.100.50'] }]);
     expect(await review(CONFIGMAP, configMap(wider), 'UPDATE')).toEqual({
