@@ -16,6 +16,9 @@ export interface PodIdentity {
   readonly uid: string;
 }
 
+/** What named the addresses: the pod's annotation, or ipinfos handed over in CNI_ARGS or `args`. */
+export type IPInfoSource = 'annotation' | 'ipinfos argument';
+
 export const floatingIPPath = (ip: string): string =>
   `/apis/${GROUP}/${VERSION}/floatingips/${encodeURIComponent(objectNameOf(ip))}`;
 
@@ -36,12 +39,16 @@ export function notHeldBy(pod: PodIdentity, ip: string, object: unknown): string
   return undefined;
 }
 
-/** Refuses (code 106) unless every address of `ipinfos` (checked: planInterfaces) is `pod`'s by its FloatingIP object. */
+/**
+ * Refuses (code 106) unless every address of `ipinfos` (checked: planInterfaces) is `pod`'s by its
+ * FloatingIP object, whichever way the ipinfos came (`source` names it in the refusal).
+ */
 export async function checkHeld(
   target: ApiTarget,
   pod: PodIdentity,
   ipinfos: readonly IPInfo[],
   timeoutMs: number,
+  source: IPInfoSource = 'annotation',
 ): Promise<void> {
   const who = `${pod.namespace}/${pod.name}`;
   for (const info of ipinfos) {
@@ -67,7 +74,7 @@ export async function checkHeld(
     if (why !== undefined) {
       throw new CniError(
         Code.notAllocated,
-        `pod ${who} annotation names ${ip}, which floatip has not given it: ${why}`,
+        `pod ${who} ${source} names ${ip}, which floatip has not given it: ${why}`,
       );
     }
   }

@@ -1,10 +1,12 @@
 // Where ADD's ipinfos come from: galaxy's node daemon hands them over (`ipinfos=[...]` in CNI_ARGS,
 // or `args.ipinfos` in the configuration); otherwise the pod's `k8s.v1.cni.galaxy.io/args`
 // annotation, read from the API server and waited for, since kubelet may run the sandbox as soon as
-// the binding lands, before or after floatip's annotation. ADD then takes an annotation's addresses
-// only where floatip's records give them to the pod (holders.ts): a pod's creator may write it too.
+// the binding lands, before or after floatip's annotation. ADD then takes the addresses only where
+// floatip's records give them to the pod (holders.ts): a pod's creator may write the annotation,
+// and, through Multus (which copies a pod's own `cni-args` into `args.cni`), the handed-over ipinfos
+// too. Only without a kubeconfig (galaxy's daemon setup) are handed-over ipinfos taken as they come.
 import type { CniArgs } from '../cni/args.js';
-import type { PodIdentity } from './holders.js';
+import type { IPInfoSource, PodIdentity } from './holders.js';
 import { type ApiTarget, get, loadKubeconfig, statusMessage } from './kube.js';
 import { CniError, Code, type Environment, type NetworkConfig } from './protocol.js';
 
@@ -12,8 +14,8 @@ export interface PodAddresses {
   readonly args: CniArgs;
   /** namespace/name, when the annotation was the source. */
   readonly pod?: string;
-  /** When the annotation was the source: whom its addresses must be held by, and where to ask. */
-  readonly holder?: { readonly target: ApiTarget; readonly pod: PodIdentity };
+  /** Whom the addresses must be held by, where to ask, and what named them (for the refusal). */
+  readonly holder?: { readonly target: ApiTarget; readonly pod: PodIdentity; readonly source: IPInfoSource };
 }
 
 // The annotation codec loads the IPAM core's range parser (about 120 ms with ip-num: README, "The
@@ -71,17 +73,11 @@ function podObject(body: string): PodObject | undefined {
   }
 }
 
-export async function podAddresses(network: NetworkConfig, env: Environment): Promise<PodAddresses> {
-  const handed = await fromGalaxyDaemon(network, env);
-  if (handed) return { args: handed };
+/** The pod CNI_ARGS names (K8S_POD_NAMESPACE, K8S_POD_NAME), checked; undefined when it names none. */
+function namedPod(env: Environment): { namespace: string; name: string } | undefined {
   const namespace = env.args.get('K8S_POD_NAMESPACE') ?? '';
   const name = env.args.get('K8S_POD_NAME') ?? '';
-  if (namespace === '' || name === '') {
-    throw new CniError(
-      Code.invalidEnvironment,
-      'CNI_ARGS names no pod (K8S_POD_NAMESPACE, K8S_POD_NAME) and hands over no ipinfos',
-    );
-  }
+  if (namespace === '' || name === '') return undefined;
   if (!isNamespace(namespace) || !isPodName(name)) {
     const named = `${namespace}/${name}`;
     throw new CniError(
@@ -89,6 +85,71 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
       `CNI_ARGS names no pod a Kubernetes name can name: ${JSON.stringify(named.length > 300 ? `${named.slice(0, 300)}...` : named)}`,
     );
   }
+  return { namespace, name };
+}
+
+/**
+ * The pod as the API server has it: refused when it is gone (3), when it is another incarnation
+ * than CNI_ARGS' K8S_POD_UID (103), or when the answer is no pod (104).
+ */
+async function getPod(
+  target: ApiTarget,
+  pod: { namespace: string; name: string },
+  uid: string,
+  timeoutMs: number,
+): Promise<{ object: PodObject; body: string }> {
+  const named = `${pod.namespace}/${pod.name}`;
+  const path = `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`;
+  const res = await get(target, path, timeoutMs);
+  if (res.status === 404) {
+    throw new CniError(Code.unknownContainer, `pod ${named} not found`, statusMessage(res));
+  }
+  if (res.status !== 200) {
+    throw new CniError(Code.apiServer, `getting pod ${named}: HTTP ${res.status}: ${statusMessage(res)}`);
+  }
+  const object = podObject(res.body);
+  if (!object) {
+    throw new CniError(
+      Code.apiServer,
+      `getting pod ${named}: the answer is not a pod object`,
+      res.body.slice(0, 200),
+    );
+  }
+  if (uid !== '' && object.metadata?.uid !== uid) {
+    throw new CniError(
+      Code.uidMismatch,
+      `pod ${named} has UID ${object.metadata?.uid ?? '(none)'}, not ${uid}: the pod this sandbox is for is gone`,
+    );
+  }
+  return { object, body: res.body };
+}
+
+export async function podAddresses(network: NetworkConfig, env: Environment): Promise<PodAddresses> {
+  const handed = await fromGalaxyDaemon(network, env);
+  const uid = env.args.get('K8S_POD_UID') ?? '';
+  if (handed) {
+    // Without a kubeconfig (galaxy's daemon setup) nothing can be asked: the ipinfos are the
+    // caller's word (README: unsafe with Multus). With one, and a pod to ask about, they are checked
+    // as the annotation's are: Multus hands over whatever the pod's own creator wrote.
+    if (network.kubeconfig === undefined) return { args: handed };
+    const named = namedPod(env);
+    if (named === undefined) return { args: handed };
+    const target = await loadKubeconfig(network.kubeconfig);
+    const { object } = await getPod(target, named, uid, network.requestTimeoutMs);
+    return {
+      args: handed,
+      pod: `${named.namespace}/${named.name}`,
+      holder: { target, pod: { ...named, uid: object.metadata?.uid ?? '' }, source: 'ipinfos argument' },
+    };
+  }
+  const named = namedPod(env);
+  if (named === undefined) {
+    throw new CniError(
+      Code.invalidEnvironment,
+      'CNI_ARGS names no pod (K8S_POD_NAMESPACE, K8S_POD_NAME) and hands over no ipinfos',
+    );
+  }
+  const { namespace, name } = named;
   if (network.kubeconfig === undefined) {
     throw new CniError(
       Code.invalidConfig,
@@ -96,40 +157,18 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
     );
   }
   const pod = `${namespace}/${name}`;
-  const uid = env.args.get('K8S_POD_UID') ?? '';
   const target = await loadKubeconfig(network.kubeconfig);
   const { parseCniArgs, CniArgsError, CNI_ARGS_ANNOTATION } = await codec();
-  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
   const deadline = Date.now() + network.annotationTimeoutMs;
   for (let pause = 25; ; pause = Math.min(pause * 2, 500)) {
-    const res = await get(target, path, network.requestTimeoutMs);
-    if (res.status === 404) {
-      throw new CniError(Code.unknownContainer, `pod ${pod} not found`, statusMessage(res));
-    }
-    if (res.status !== 200) {
-      throw new CniError(Code.apiServer, `getting pod ${pod}: HTTP ${res.status}: ${statusMessage(res)}`);
-    }
-    const object = podObject(res.body);
-    if (!object) {
-      throw new CniError(
-        Code.apiServer,
-        `getting pod ${pod}: the answer is not a pod object`,
-        res.body.slice(0, 200),
-      );
-    }
-    if (uid !== '' && object.metadata?.uid !== uid) {
-      throw new CniError(
-        Code.uidMismatch,
-        `pod ${pod} has UID ${object.metadata?.uid ?? '(none)'}, not ${uid}: the pod this sandbox is for is gone`,
-      );
-    }
+    const { object, body } = await getPod(target, named, uid, network.requestTimeoutMs);
     const text: unknown = object.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
     if (text !== undefined && typeof text !== 'string') {
       // annotations are strings: the answer is no pod (and a CNI error's details is a string)
       throw new CniError(
         Code.apiServer,
         `getting pod ${pod}: the answer is not a pod object: annotation ${CNI_ARGS_ANNOTATION} is not a string`,
-        res.body.slice(0, 200),
+        body.slice(0, 200),
       );
     }
     let args: CniArgs;
@@ -146,7 +185,11 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
       throw err;
     }
     if (args.ipinfos.length > 0)
-      return { args, pod, holder: { target, pod: { namespace, name, uid: object.metadata?.uid ?? '' } } };
+      return {
+        args,
+        pod,
+        holder: { target, pod: { namespace, name, uid: object.metadata?.uid ?? '' }, source: 'annotation' },
+      };
     // the last look is at the deadline itself: the wait is never shorter than configured
     const left = deadline - Date.now();
     if (left <= 0) {

@@ -342,3 +342,41 @@ test('under galaxy’s daemon the ipinfos arrive in CNI_ARGS, and no API server 
     dns: { nameservers: ['9.9.9.9'] },
   });
 });
+
+test('ipinfos handed over with a kubeconfig (Multus copies a pod’s own cni-args into args.cni) are checked as the annotation’s: another pod’s address gets no interface (106), the pod’s own is added', async () => {
+  const ownerUid = createPod(server, 'handed-owner', {
+    common: { ipinfos: [{ ip: '198.51.100.50/24', vlan: 0, gateway: '198.51.100.1' }] },
+  });
+  const thiefUid = createPod(server, 'handed-thief');
+  const stolen = [{ ip: '198.51.100.50/24', vlan: 0, gateway: '198.51.100.1' }];
+  const thief = await lab.addNamespace('handedthief');
+  const refusal = {
+    code: 1,
+    out: {
+      cniVersion: '1.0.0',
+      code: 106,
+      msg: `pod default/handed-thief ipinfos argument names 198.51.100.50, which floatip has not given it: it is held by key NULL_default_NULL_handed-owner (pod UID ${ownerUid})`,
+    },
+  };
+  // each way ipinfos are handed over: stdin args.cni (Multus' cni-args), args, CNI_ARGS
+  for (const [env, extra] of [
+    [podArgs('handed-thief', thiefUid), { args: { cni: { ipinfos: stolen } } }],
+    [podArgs('handed-thief', thiefUid), { args: { ipinfos: stolen } }],
+    [{ ...podArgs('handed-thief', thiefUid), ipinfos: JSON.stringify(stolen) }, {}],
+  ] as const) {
+    const run = await runPlugin(cniEnv('ADD', 'ht', thief, env), config(0, extra), node(0));
+    expect({ code: run.code, out: run.out }).toEqual(refusal);
+    expect(await ip('-n', thief, '-o', 'link')).not.toContain('eth0');
+    expect(existsSync(`${state}/underlay/ht:eth0.json`)).toBe(false);
+  }
+  // the pod's own address, handed over: added as ever
+  const owner = await lab.addNamespace('handedowner');
+  const own = await runPlugin(
+    cniEnv('ADD', 'ho', owner, podArgs('handed-owner', ownerUid)),
+    config(0, { args: { cni: { ipinfos: stolen } } }),
+    node(0),
+  );
+  expect({ code: own.code, stderr: own.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(await ip('-n', owner, '-o', 'addr', 'show', 'dev', 'eth0')).toContain('198.51.100.50/24');
+  expect((await runPlugin(cniEnv('DEL', 'ho', owner), config(0), node(0))).code).toBe(0);
+});
