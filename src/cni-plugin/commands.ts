@@ -6,6 +6,7 @@
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
   groupIPInfos,
+  linksIn,
   mergeResults,
   planInterfaces,
   type PlannedInterface,
@@ -57,13 +58,20 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
   const adder = await thisAdder();
   // an ADD of the same attachment may have started since the check above: one of the two goes on
   if (!(await claimState(network.stateDir, network.name, { ...state, adder }))) throw alreadyAdded();
+  // what the pod's namespace had before any delegate ran: the undo must not delete an interface of
+  // a planned name that was there first (the delegate refuses to make one of that name)
+  const before = await linksIn(env.netns, network.delegateTimeoutMs);
   const results: Result[] = [];
   try {
     for (const one of planned) results.push((await runDelegate('ADD', one, env, network.delegateTimeoutMs))!);
   } catch (err) {
-    // only what this ADD brought up: the failed delegate cleans up after itself (the reference
-    // plugins do), and an interface of that name that was there before is not ours to delete
-    await undo(network, env, planned.slice(0, results.length));
+    // what this ADD brought up, and the interface of the delegate that failed: Debian's macvlan
+    // 1.1.1 makes its interface, then fails on the route and leaves it (DEL of what is not there
+    // succeeds). Where the namespace could not be listed, the failed one is left as before.
+    const failed = planned[results.length];
+    const added = planned.slice(0, results.length);
+    if (failed !== undefined && before !== undefined && !before.has(failed.ifname)) added.push(failed);
+    await undo(network, env, added);
     throw err;
   }
   const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));

@@ -2,7 +2,7 @@
 // ipvlan, bridge): floatip-cni turns the pod's ipinfos into one delegate configuration per pod
 // interface, with `static` IPAM carrying the addresses and the gateways as default routes, runs the
 // delegate and merges what they answer.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { BlockList, isIP } from 'node:net';
 import { join } from 'node:path';
@@ -187,6 +187,34 @@ async function findPlugin(type: string, path: readonly string[]): Promise<string
     Code.invalidConfig,
     `delegate plugin ${JSON.stringify(type)} not found in CNI_PATH ${path.join(':')}`,
   );
+}
+
+/**
+ * The names of the links in the network namespace at `netns`, or undefined where they cannot be
+ * listed (no nsenter, a namespace that cannot be entered). A failed ADD deletes the interface of the
+ * delegate that failed only if no link of its name was there before: Debian's macvlan leaves the
+ * interface it made when its IPAM then fails, but one that was there first is not ADD's to delete.
+ * /proc/net/dev lists the links of the reading process's namespace, the pod's once nsenter put it
+ * there; util-linux (nsenter) is part of every Debian and RHEL base system.
+ */
+export function linksIn(netns: string, timeoutMs: number): Promise<Set<string> | undefined> {
+  return new Promise((done) => {
+    execFile(
+      'nsenter',
+      [`--net=${netns}`, '--', 'cat', '/proc/net/dev'],
+      { timeout: timeoutMs, maxBuffer: OUTPUT_LIMIT },
+      (err, stdout) => {
+        if (err) return done(undefined);
+        // two header lines, then `  <name>: <counters>` (a link's name has no ':')
+        const names = stdout
+          .split('\n')
+          .slice(2)
+          .map((line) => line.split(':')[0]!.trim())
+          .filter((name) => name !== '');
+        done(new Set(names));
+      },
+    );
+  });
 }
 
 /** The most of a delegate's stdout or stderr kept: a result is a few KiB; what is past this is dropped. */

@@ -368,6 +368,49 @@ test('a delegate failure passes its message on, and the failed ADD undoes what i
   expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
 });
 
+test('a delegate that fails after making its interface: the failed ADD deletes that interface too (Debian’s macvlan leaves it when its route fails), with one interface or two', async () => {
+  const node = lab.ns('node');
+  const pod = await lab.addNamespace('latefail');
+  // macvlan, then a failure on one interface name: what macvlan 1.1.1 does when its route fails
+  const failingOn = (ifname: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-latefail-'));
+    writeFileSync(
+      join(dir, 'macvlan'),
+      `#!/bin/sh\nout=$(${CNI_BIN}/macvlan); rc=$?\nif [ "$CNI_COMMAND" = ADD ] && [ "$CNI_IFNAME" = ${ifname} ]; then echo '{"cniVersion":"1.0.0","code":11,"msg":"failed after making ${ifname}"}'; exit 1; fi\nprintf '%s' "$out"; exit $rc\n`,
+      { mode: 0o755 },
+    );
+    return dir;
+  };
+  const dirs = [failingOn('eth0'), failingOn('eth1')];
+  const add = (id: string, dir: string, ...infos: unknown[]) =>
+    runPlugin(
+      { ...cniEnv('ADD', id, pod, { ipinfos: JSON.stringify(infos) }), CNI_PATH: `${dir}:${CNI_BIN}` },
+      config(),
+      node,
+    );
+  // VLAN 7's master, the node's `<master>.7` (a veth here: the kernel has no 802.1Q), for a second interface
+  const vlan7 = `${master}.7`;
+  await ip('-n', node, 'link', 'add', vlan7, 'type', 'veth', 'peer', 'name', `${lab.prefix}p7`);
+  await ip('-n', node, 'link', 'set', vlan7, 'up');
+  try {
+    expect(refusal('the delegate fails after making eth0', await add('l1', dirs[0]!, ipinfo(64)))).toEqual({
+      cniVersion: '1.0.0',
+      code: 105,
+      msg: 'delegate macvlan ADD eth0: failed after making eth0',
+    });
+    expect(await ip('-n', pod, '-o', 'link')).not.toMatch(/eth0/);
+    // two VLANs, two interfaces: eth0 is added, eth1's delegate fails after making it
+    expect(
+      refusal('the delegate fails after making eth1', await add('l2', dirs[1]!, ipinfo(65), ipinfo(66, 7))),
+    ).toEqual({ cniVersion: '1.0.0', code: 105, msg: 'delegate macvlan ADD eth1: failed after making eth1' });
+    expect(await ip('-n', pod, '-o', 'link')).not.toMatch(/eth[01]/);
+    expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
+  } finally {
+    await ip('-n', node, 'link', 'del', vlan7);
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a delegate that never answers is killed after delegateTimeoutSeconds with what it started (105), nothing left; one that says megabytes is passed on clipped', async () => {
   const node = lab.ns('node');
   const pod = await lab.addNamespace('hang');
