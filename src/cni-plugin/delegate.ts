@@ -38,6 +38,33 @@ export function interfaceNames(first: string, count: number): string[] {
 // with one never came from floatip's own bind.
 const familyOf = (text: string): number => (text.includes('%') ? 0 : isIP(text));
 
+// Addresses no pod interface holds. The delegate failed on some after making the interface
+// (multicast, `::`, `::1`: "cannot assign requested address"; a route via one: "network is
+// unreachable"), and configured the others as given, an address no network routes to the pod.
+const SPECIAL: readonly (readonly [string, number, 'ipv4' | 'ipv6', string])[] = [
+  ['224.0.0.0', 4, 'ipv4', 'multicast (224.0.0.0/4)'],
+  ['0.0.0.0', 8, 'ipv4', '"this network" (0.0.0.0/8)'],
+  ['127.0.0.0', 8, 'ipv4', 'loopback (127.0.0.0/8)'],
+  ['255.255.255.255', 32, 'ipv4', 'the limited broadcast address'],
+  ['ff00::', 8, 'ipv6', 'multicast (ff00::/8)'],
+  ['::', 128, 'ipv6', 'the unspecified address'],
+  ['::1', 128, 'ipv6', 'loopback (::1)'],
+];
+
+/** What kind of address no interface holds `address` is, or undefined when it is an ordinary one. */
+function specialKind(address: string, type: 'ipv4' | 'ipv6'): string | undefined {
+  for (const [network, bits, family, kind] of SPECIAL) {
+    if (family !== type) continue;
+    const range = new BlockList();
+    range.addSubnet(network, bits, family);
+    if (range.check(address, type)) return kind;
+  }
+  return undefined;
+}
+
+const ipv4Number = (address: string): number =>
+  address.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+
 function checkIPInfo(info: IPInfo): void {
   const [address, prefix, extra] = info.ip.split('/');
   const family = familyOf(address ?? '');
@@ -66,11 +93,24 @@ function checkIPInfo(info: IPInfo): void {
   const subnet = new BlockList();
   subnet.addSubnet(address!, bits, type);
   if (type === 'ipv6') subnet.addSubnet('fe80::', 10, type);
-  if (bits === 0 || (info.gateway !== '' && !subnet.check(info.gateway, type))) {
-    throw new CniError(
-      Code.badAnnotation,
-      `ipinfo ${JSON.stringify(info)}: ${bits === 0 ? 'prefix length 0 is no subnet' : `gateway ${info.gateway} is outside ${info.ip}`}`,
-    );
+  const refuse = (why: string) => new CniError(Code.badAnnotation, `ipinfo ${JSON.stringify(info)}: ${why}`);
+  const kind = specialKind(address!, type);
+  if (kind !== undefined) throw refuse(`address ${address} is ${kind}, which no pod interface holds`);
+  if (bits === 0) throw refuse('prefix length 0 is no subnet');
+  if (info.gateway === '') return;
+  if (!subnet.check(info.gateway, type)) throw refuse(`gateway ${info.gateway} is outside ${info.ip}`);
+  const gatewayKind = specialKind(info.gateway, type);
+  if (gatewayKind !== undefined) throw refuse(`gateway ${info.gateway} is ${gatewayKind}`);
+  // the kernel refuses a route via the subnet's broadcast address ("invalid argument") or, for
+  // IPv6, via the address itself; an IPv4 default route via itself was added and reaches nothing
+  const self = new BlockList();
+  self.addAddress(address!, type);
+  if (self.check(info.gateway, type)) throw refuse(`gateway ${info.gateway} is the address itself`);
+  if (type === 'ipv4' && bits <= 30) {
+    const host = 2 ** (32 - bits);
+    const broadcast = Math.floor(ipv4Number(address!) / host) * host + host - 1;
+    if (ipv4Number(info.gateway) === broadcast)
+      throw refuse(`gateway ${info.gateway} is the broadcast address of ${info.ip}`);
   }
 }
 

@@ -148,6 +148,54 @@ test('ipinfos the delegate fails on after making the interface are refused first
       [v4(22), { ip: '198.51.100.22/25', vlan: 0, gateway: '198.51.100.1' }],
       'ipinfo {"ip":"198.51.100.22/25","vlan":0,"gateway":"198.51.100.1"}: address 198.51.100.22 is given twice',
     ],
+    // the tester's: macvlan made eth0, then failed on the route ("invalid argument") and left it
+    [
+      'gateway the broadcast address',
+      [v4(24, { gateway: '198.51.100.255' })],
+      'ipinfo {"ip":"198.51.100.24/24","vlan":0,"gateway":"198.51.100.255"}: gateway 198.51.100.255 is the broadcast address of 198.51.100.24/24',
+    ],
+    [
+      'IPv6 gateway the address itself',
+      [{ ip: '2001:db8::26/64', vlan: 0, gateway: '2001:db8::26' }],
+      'ipinfo {"ip":"2001:db8::26/64","vlan":0,"gateway":"2001:db8::26"}: gateway 2001:db8::26 is the address itself',
+    ],
+    // failed after making eth0 ("network is unreachable", "cannot assign requested address"), or
+    // configured as given (0.0.0.5, 127.0.0.5, 255.255.255.255: rc 0, an address nothing routes to)
+    [
+      'a multicast address',
+      [{ ip: '224.1.1.5/24', vlan: 0, gateway: '224.1.1.1' }],
+      'ipinfo {"ip":"224.1.1.5/24","vlan":0,"gateway":"224.1.1.1"}: address 224.1.1.5 is multicast (224.0.0.0/4), which no pod interface holds',
+    ],
+    [
+      'an address of 0.0.0.0/8',
+      [{ ip: '0.0.0.5/8', vlan: 0, gateway: '' }],
+      'ipinfo {"ip":"0.0.0.5/8","vlan":0,"gateway":""}: address 0.0.0.5 is "this network" (0.0.0.0/8), which no pod interface holds',
+    ],
+    [
+      'a loopback address',
+      [{ ip: '127.0.0.5/8', vlan: 0, gateway: '' }],
+      'ipinfo {"ip":"127.0.0.5/8","vlan":0,"gateway":""}: address 127.0.0.5 is loopback (127.0.0.0/8), which no pod interface holds',
+    ],
+    [
+      'the limited broadcast address',
+      [{ ip: '255.255.255.255/24', vlan: 0, gateway: '' }],
+      'ipinfo {"ip":"255.255.255.255/24","vlan":0,"gateway":""}: address 255.255.255.255 is the limited broadcast address, which no pod interface holds',
+    ],
+    [
+      'an IPv6 multicast address',
+      [{ ip: 'ff05::5/64', vlan: 0, gateway: '' }],
+      'ipinfo {"ip":"ff05::5/64","vlan":0,"gateway":""}: address ff05::5 is multicast (ff00::/8), which no pod interface holds',
+    ],
+    [
+      'the IPv6 loopback address',
+      [{ ip: '::1/64', vlan: 0, gateway: '::2' }],
+      'ipinfo {"ip":"::1/64","vlan":0,"gateway":"::2"}: address ::1 is loopback (::1), which no pod interface holds',
+    ],
+    [
+      'the IPv6 unspecified address',
+      [{ ip: '::/64', vlan: 0, gateway: '' }],
+      'ipinfo {"ip":"::/64","vlan":0,"gateway":""}: address :: is the unspecified address, which no pod interface holds',
+    ],
     [
       'thousands of ipinfos',
       Array.from({ length: 1000 }, (_, i) => ({ ip: `10.${i >> 8}.${i & 255}.1/8`, vlan: 0, gateway: '' })),
