@@ -65,10 +65,29 @@ function specialKind(address: string, type: 'ipv4' | 'ipv6'): string | undefined
 const ipv4Number = (address: string): number =>
   address.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
 
+// An IPv4-mapped IPv6 address (`::ffff:198.51.100.23`, `::ffff:c633:6417`) is an IPv4 address to
+// Go: the delegate configured `::ffff:198.51.100.23/24` as 198.51.100.23/0, and floatip's records
+// (canonicalAddress) read it as 198.51.100.23 too. An ipinfo says its address one way only.
+const MAPPED = new BlockList();
+MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+const isMapped = (text: string): boolean => familyOf(text) === 6 && MAPPED.check(text, 'ipv6');
+
 function checkIPInfo(info: IPInfo): void {
   const [address, prefix, extra] = info.ip.split('/');
   const family = familyOf(address ?? '');
   const bits = Number(prefix);
+  // (checked with BlockList only for an IPv6 text: it matches IPv4 addresses against this rule)
+  for (const [what, text] of [
+    ['address', address ?? ''],
+    ['gateway', info.gateway],
+  ] as const) {
+    if (isMapped(text)) {
+      throw new CniError(
+        Code.badAnnotation,
+        `ipinfo ${JSON.stringify(info)}: ${what} ${text} is an IPv4-mapped IPv6 address: write the IPv4 address`,
+      );
+    }
+  }
   if (
     family === 0 ||
     extra !== undefined ||

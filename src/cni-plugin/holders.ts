@@ -4,6 +4,7 @@
 // another pod holds. floatip's bind writes each address's FloatingIP object, naming the pod's key
 // and UID, before the Binding that writes the annotation, so ADD of a pod floatip bound finds them,
 // and ADD of any other pod is refused before any interface exists.
+import { isIP } from 'node:net';
 import { type IPInfo, addressOf } from '../cni/args.js';
 import { AllocationKey, canonicalAddress } from '../ipam/index.js';
 import { GROUP, VERSION, fromFloatingIPObject, objectNameOf } from '../store/floating-ip-object.js';
@@ -52,7 +53,16 @@ export async function checkHeld(
 ): Promise<void> {
   const who = `${pod.namespace}/${pod.name}`;
   for (const info of ipinfos) {
-    const ip = canonicalAddress(addressOf(info));
+    const text = addressOf(info);
+    const ip = canonicalAddress(text);
+    // canonicalAddress reads `::ffff:198.51.100.23` as 198.51.100.23: that spelling must not pass
+    // for the pod's IPv4 address (planInterfaces refuses it first; this holds without it)
+    if (isIP(text) !== isIP(ip)) {
+      throw new CniError(
+        Code.badAnnotation,
+        `pod ${who} ${source} names ${text}, an IPv4-mapped IPv6 address: not an address floatip gives`,
+      );
+    }
     const res = await get(target, floatingIPPath(ip), timeoutMs);
     let why: string | undefined;
     if (res.status === 404) why = 'no FloatingIP object holds it';

@@ -196,6 +196,17 @@ test('ipinfos the delegate fails on after making the interface are refused first
       [{ ip: '::/64', vlan: 0, gateway: '' }],
       'ipinfo {"ip":"::/64","vlan":0,"gateway":""}: address :: is the unspecified address, which no pod interface holds',
     ],
+    // configured as 198.51.100.23/0 (rc 0), and read as 198.51.100.23 by the ownership check
+    [
+      'an IPv4-mapped IPv6 address',
+      [{ ip: '::ffff:198.51.100.23/24', vlan: 0, gateway: '' }],
+      'ipinfo {"ip":"::ffff:198.51.100.23/24","vlan":0,"gateway":""}: address ::ffff:198.51.100.23 is an IPv4-mapped IPv6 address: write the IPv4 address',
+    ],
+    [
+      'an IPv4-mapped IPv6 address in hex',
+      [{ ip: '::ffff:c633:6417/120', vlan: 0, gateway: '::ffff:c633:6401' }],
+      'ipinfo {"ip":"::ffff:c633:6417/120","vlan":0,"gateway":"::ffff:c633:6401"}: address ::ffff:c633:6417 is an IPv4-mapped IPv6 address: write the IPv4 address',
+    ],
     [
       'thousands of ipinfos',
       Array.from({ length: 1000 }, (_, i) => ({ ip: `10.${i >> 8}.${i & 255}.1/8`, vlan: 0, gateway: '' })),

@@ -1,4 +1,5 @@
-import { notHeldBy } from '../../../src/cni-plugin/holders.js';
+import { checkHeld, notHeldBy } from '../../../src/cni-plugin/holders.js';
+import { CniError } from '../../../src/cni-plugin/protocol.js';
 import { toFloatingIPObject } from '../../../src/store/floating-ip-object.js';
 
 const pod = { namespace: 'default', name: 'web-0', uid: 'uid-2' };
@@ -42,4 +43,26 @@ test('another pod’s key, another incarnation, a pool’s own key, a reservatio
   expect(notHeldBy(pod, '10.0.0.5', null)).toBe(
     'its FloatingIP object is not one floatip reads: no metadata.name',
   );
+});
+
+test('an IPv4-mapped IPv6 spelling of an address is refused (102) before any FloatingIP is asked for: it was read as the IPv4 address', async () => {
+  // a server nothing answers on: a GET would fail as code 104
+  const nowhere = { server: new URL('http://127.0.0.1:1'), headers: {}, tls: { rejectUnauthorized: true } };
+  for (const ip of ['::ffff:10.0.0.5/24', '::ffff:a00:5/120']) {
+    const refused = await checkHeld(
+      nowhere,
+      pod,
+      [{ ip, vlan: 0, gateway: '' }],
+      1000,
+      'ipinfos argument',
+    ).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(CniError);
+    expect({ code: (refused as CniError).code, msg: (refused as CniError).message }).toEqual({
+      code: 102,
+      msg: `pod default/web-0 ipinfos argument names ${ip.split('/')[0]}, an IPv4-mapped IPv6 address: not an address floatip gives`,
+    });
+  }
 });
