@@ -231,11 +231,20 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
       'prevResult must be a result: an object whose interfaces are {name, ...}',
     );
   }
-  const valid = raw['cni.dev/valid-attachments'] ?? raw['cni.dev/attachments'];
-  // GC deletes every attachment the list does not name: a list it cannot read whole is refused
+  // libcni 1.2 sends the list under both names (the spec's first draft said cni.dev/attachments)
+  const key = 'cni.dev/valid-attachments' in raw ? 'cni.dev/valid-attachments' : 'cni.dev/attachments';
+  const valid = raw[key];
+  // GC deletes every attachment the list does not name: a list it cannot read whole is refused, and
+  // so is none at all (the spec's GC input carries it; an absent list is no word that nothing is valid)
   const attachment = (a: unknown) =>
     isObject(a) && typeof a.containerID === 'string' && typeof a.ifname === 'string';
-  if (command === 'GC' && valid !== undefined && !(Array.isArray(valid) && valid.every(attachment))) {
+  if (command === 'GC' && !(key in raw)) {
+    throw new CniError(
+      Code.invalidConfig,
+      'GC needs cni.dev/valid-attachments, the attachments still in use: without it every attachment would be deleted',
+    );
+  }
+  if (command === 'GC' && !(Array.isArray(valid) && valid.every(attachment))) {
     throw new CniError(
       Code.invalidConfig,
       'cni.dev/valid-attachments must be a list of {containerID, ifname}',

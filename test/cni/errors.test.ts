@@ -2,7 +2,15 @@
 // details), exit 1, no stack trace on stdout or stderr; and a failed ADD leaves nothing behind (no
 // interface, no state). Each error is printed as the plugin printed it.
 import { createServer } from 'node:net';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
@@ -593,6 +601,38 @@ test('what names no pod or puts nothing on it is refused: `..` as a pod name, no
     code: 7,
     msg: 'cni.dev/valid-attachments must be a list of {containerID, ifname}',
   });
+});
+
+test('a GC without cni.dev/valid-attachments, or with null, is refused (code 7) and deletes nothing: it deleted every attachment', async () => {
+  // an attachment with state, as ADD leaves it (no interfaces to delete: what matters is the state)
+  const file = `${state}/underlay/kept:eth0.json`;
+  mkdirSync(`${state}/underlay`, { recursive: true });
+  writeFileSync(file, JSON.stringify({ containerId: 'kept', ifname: 'eth0', netns: '', interfaces: [] }));
+  try {
+    expect(
+      refusal('GC without a list', await runPlugin(cniEnv('GC', '', ''), config({ cniVersion: '1.1.0' }))),
+    ).toEqual({
+      cniVersion: '1.1.0',
+      code: 7,
+      msg: 'GC needs cni.dev/valid-attachments, the attachments still in use: without it every attachment would be deleted',
+    });
+    expect(
+      refusal(
+        'GC with a null list',
+        await runPlugin(
+          cniEnv('GC', '', ''),
+          config({ cniVersion: '1.1.0', 'cni.dev/valid-attachments': null }),
+        ),
+      ),
+    ).toEqual({
+      cniVersion: '1.1.0',
+      code: 7,
+      msg: 'cni.dev/valid-attachments must be a list of {containerID, ifname}',
+    });
+    expect(existsSync(file)).toBe(true);
+  } finally {
+    rmSync(file, { force: true });
+  }
 });
 
 test('the vlan delegate: a VLAN of the master per pod where the kernel has 802.1Q, its own error and nothing left where not', async () => {
