@@ -1,13 +1,17 @@
 // The CNI operations. ADD undoes what it did when any part fails; DEL succeeds when the pod, its
 // annotation, its state or its interfaces are already gone; CHECK finds what ADD added in the
 // runtime's prevResult and asks each delegate to verify its interface (addresses and routes); GC
-// forgets attachments the runtime no longer lists (not one whose ADD is still running); STATUS asks
-// the API server for a pod and a FloatingIP, which needs exactly the RBAC ADD needs.
+// forgets attachments the runtime no longer lists (not one whose ADD is still running); STATUS looks
+// for the delegate and its master, then asks the API server for a pod and a FloatingIP, which needs
+// exactly the RBAC ADD needs.
+import { readFile } from 'node:fs/promises';
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
+  findPlugin,
   groupIPInfos,
   linksIn,
   mergeResults,
+  netDevNames,
   planInterfaces,
   type PlannedInterface,
   runDelegate,
@@ -189,7 +193,39 @@ export async function gc(network: NetworkConfig, env: Environment): Promise<void
   }
 }
 
-export async function status(network: NetworkConfig): Promise<void> {
+/**
+ * Why ADD cannot run its delegate on this node, as far as a cheap look tells: the delegate or the
+ * `static` IPAM it calls missing from CNI_PATH (when the runtime gives one: STATUS need not), or
+ * the master interface the delegate is given missing from this namespace (the node's, where the
+ * runtime runs the plugin). Undefined when nothing is seen wrong.
+ */
+async function delegateUnready(network: NetworkConfig, env: Environment): Promise<string | undefined> {
+  if (env.path.length > 0) {
+    for (const type of [network.delegate.type, 'static']) {
+      try {
+        await findPlugin(type, env.path);
+      } catch (err) {
+        return (err as Error).message;
+      }
+    }
+  }
+  const master = network.delegate.master;
+  if (typeof master !== 'string' || master === '') return undefined;
+  let links: Set<string>;
+  try {
+    links = netDevNames(await readFile('/proc/net/dev', 'utf8'));
+  } catch {
+    // no /proc to ask: ADD's delegate will say
+    return undefined;
+  }
+  return links.has(master)
+    ? undefined
+    : `the delegate's master interface ${master} does not exist on this node`;
+}
+
+export async function status(network: NetworkConfig, env: Environment): Promise<void> {
+  const local = await delegateUnready(network, env);
+  if (local !== undefined) throw new CniError(Code.notAvailable, `floatip-cni cannot serve ADD: ${local}`);
   // under galaxy's daemon, with no kubeconfig, nothing outside this node is needed
   if (network.kubeconfig === undefined) return;
   let reason: string;

@@ -232,7 +232,7 @@ export function planInterfaces(
   });
 }
 
-async function findPlugin(type: string, path: readonly string[]): Promise<string> {
+export async function findPlugin(type: string, path: readonly string[]): Promise<string> {
   for (const dir of path) {
     const file = join(dir, type);
     try {
@@ -248,6 +248,16 @@ async function findPlugin(type: string, path: readonly string[]): Promise<string
   );
 }
 
+/** The link names of a /proc/net/dev: two header lines, then `  <name>: <counters>` (a name has no ':'). */
+export const netDevNames = (text: string): Set<string> =>
+  new Set(
+    text
+      .split('\n')
+      .slice(2)
+      .map((line) => line.split(':')[0]!.trim())
+      .filter((name) => name !== ''),
+  );
+
 /**
  * The names of the links in the network namespace at `netns`, or undefined where they cannot be
  * listed (no nsenter, a namespace that cannot be entered). A failed ADD deletes the interface of the
@@ -262,16 +272,7 @@ export function linksIn(netns: string, timeoutMs: number): Promise<Set<string> |
       'nsenter',
       [`--net=${netns}`, '--', 'cat', '/proc/net/dev'],
       { timeout: timeoutMs, maxBuffer: OUTPUT_LIMIT },
-      (err, stdout) => {
-        if (err) return done(undefined);
-        // two header lines, then `  <name>: <counters>` (a link's name has no ':')
-        const names = stdout
-          .split('\n')
-          .slice(2)
-          .map((line) => line.split(':')[0]!.trim())
-          .filter((name) => name !== '');
-        done(new Set(names));
-      },
+      (err, stdout) => done(err ? undefined : netDevNames(stdout)),
     );
   });
 }

@@ -70,7 +70,7 @@ async function run(command: Command, stdin: string): Promise<unknown> {
     case 'GC':
       return gc(network, env);
     case 'STATUS':
-      return status(network);
+      return status(network, env);
   }
 }
 

@@ -113,7 +113,9 @@ export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
     netns: need('CNI_NETNS', command === 'ADD' || command === 'CHECK'),
     ifname,
     args: parseCniArgsEnv(env.CNI_ARGS),
-    path: need('CNI_PATH', command !== 'VERSION')
+    // STATUS, as VERSION, needs no CNI_PATH (the spec's STATUS requires only CNI_COMMAND): where it
+    // is given, STATUS looks for the delegate in it
+    path: need('CNI_PATH', command !== 'VERSION' && command !== 'STATUS')
       .split(':')
       .filter((dir) => dir !== ''),
   };

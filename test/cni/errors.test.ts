@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,13 @@ const config = (extra: Record<string, unknown> = {}) => ({
   delegate: { type: 'macvlan', master, mode: 'bridge' },
   ...extra,
 });
+
+/**
+ * STATUS as run here, outside the node namespace that has the lab's master: a delegate that names
+ * none (macvlan's default-route interface), which STATUS does not look for.
+ */
+const statusConfig = (extra: Record<string, unknown> = {}) =>
+  config({ cniVersion: '1.1.0', delegate: { type: 'macvlan', mode: 'bridge' }, ...extra });
 
 /** The run's error object, after checking it is one: exit 1, JSON on stdout, nothing on stderr. */
 function refusal(what: string, run: PluginRun): Record<string, unknown> {
@@ -204,7 +212,7 @@ test('a node whose user may not get FloatingIP objects: ADD says so (104), and S
     expect(
       refusal(
         'STATUS, FloatingIPs forbidden',
-        await runPlugin(cniEnv('STATUS', '', ''), config({ cniVersion: '1.1.0', kubeconfig: kube })),
+        await runPlugin(cniEnv('STATUS', '', ''), statusConfig({ kubeconfig: kube })),
       ),
     ).toEqual({
       cniVersion: '1.1.0',
@@ -243,15 +251,73 @@ test('the API server unreachable: ADD fails, and STATUS says the plugin is not a
   });
   const down = refusal(
     'STATUS, API server unreachable',
-    await runPlugin(cniEnv('STATUS', '', ''), config({ cniVersion: '1.1.0', kubeconfig: away })),
+    await runPlugin(cniEnv('STATUS', '', ''), statusConfig({ kubeconfig: away })),
   );
   expect(down).toEqual({
     cniVersion: '1.1.0',
     code: 50,
     msg: `floatip-cni cannot serve ADD: API server http://127.0.0.1:${closed} unreachable: connect ECONNREFUSED 127.0.0.1:${closed}`,
   });
-  const up = await runPlugin(cniEnv('STATUS', '', ''), config({ cniVersion: '1.1.0' }));
+  const up = await runPlugin(cniEnv('STATUS', '', ''), statusConfig());
   expect({ code: up.code, stdout: up.stdout }).toEqual({ code: 0, stdout: '' });
+});
+
+test('STATUS needs no CNI_PATH (the spec requires only CNI_COMMAND), and says ADD cannot be served (50) when the delegate, its static IPAM or its master is missing', async () => {
+  const node = lab.ns('node');
+  // in the node, where the master is; no kubeconfig (galaxy's daemon form): only the node is looked at
+  const { kubeconfig: _, ...local } = config({ cniVersion: '1.1.0' });
+  const { CNI_PATH: __, ...noPath } = cniEnv('STATUS', '', '');
+  const ready = async (env: Record<string, string>, network: unknown) => {
+    const run = await runPlugin(env, network, node);
+    expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({
+      code: 0,
+      stdout: '',
+      stderr: '',
+    });
+  };
+  await ready(noPath, local);
+  await ready(cniEnv('STATUS', '', ''), local);
+  expect(
+    refusal(
+      'STATUS, no delegate in CNI_PATH',
+      await runPlugin(
+        cniEnv('STATUS', '', ''),
+        { ...local, delegate: { type: 'nosuchplugin', master } },
+        node,
+      ),
+    ),
+  ).toEqual({
+    cniVersion: '1.1.0',
+    code: 50,
+    msg: `floatip-cni cannot serve ADD: delegate plugin "nosuchplugin" not found in CNI_PATH ${CNI_BIN}`,
+  });
+  // the delegate found, the static IPAM it calls not: a directory with macvlan alone
+  const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-nostatic-'));
+  try {
+    symlinkSync(`${CNI_BIN}/macvlan`, join(dir, 'macvlan'));
+    expect(
+      refusal(
+        'STATUS, no static IPAM',
+        await runPlugin({ ...cniEnv('STATUS', '', ''), CNI_PATH: dir }, local, node),
+      ),
+    ).toEqual({
+      cniVersion: '1.1.0',
+      code: 50,
+      msg: `floatip-cni cannot serve ADD: delegate plugin "static" not found in CNI_PATH ${dir}`,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  expect(
+    refusal(
+      'STATUS, no master',
+      await runPlugin(noPath, { ...local, delegate: { type: 'macvlan', master: 'nosuchdev' } }, node),
+    ),
+  ).toEqual({
+    cniVersion: '1.1.0',
+    code: 50,
+    msg: "floatip-cni cannot serve ADD: the delegate's master interface nosuchdev does not exist on this node",
+  });
 });
 
 test('an API server that trickles its answer, or sends more than any pod, fails ADD within the limit (104)', async () => {
