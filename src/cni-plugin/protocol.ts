@@ -107,10 +107,19 @@ export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
       `CNI_IFNAME ${JSON.stringify(ifname)} is not an interface name (at most 15 bytes, no '/', ':' or space, not '.' or '..')`,
     );
   }
+  const netns = need('CNI_NETNS', command === 'ADD' || command === 'CHECK');
+  // the spec's sandbox is the namespace's full path; a relative one names a file of the caller's
+  // directory, which ADD stored and a DEL from elsewhere resolved to nothing, leaving the interface
+  if (netns !== '' && !netns.startsWith('/')) {
+    throw new CniError(
+      Code.invalidEnvironment,
+      `CNI_NETNS ${JSON.stringify(netns.length > 100 ? `${netns.slice(0, 100)}...` : netns)} is not an absolute path: the network namespace is named by its full path`,
+    );
+  }
   return {
     command,
     containerId,
-    netns: need('CNI_NETNS', command === 'ADD' || command === 'CHECK'),
+    netns,
     ifname,
     args: parseCniArgsEnv(env.CNI_ARGS),
     // STATUS, as VERSION, needs no CNI_PATH (the spec's STATUS requires only CNI_COMMAND): where it

@@ -766,6 +766,22 @@ test('what the runtime got wrong: version, environment, configuration', async ()
     code: 4,
     msg: `CNI_CONTAINERID "${'c'.repeat(100)}..." is not a container ID (letters, digits, '_', '.', '-'; at most 234)`,
   });
+  // a relative namespace path was stored by ADD, and a DEL from another directory found nothing there
+  for (const command of ['ADD', 'DEL', 'CHECK'])
+    expect(
+      refusal(
+        `${command} with a relative CNI_NETNS`,
+        await runPlugin(
+          { ...cniEnv(command, 'r1', 'x', { ipinfos: JSON.stringify([ipinfo(74)]) }), CNI_NETNS: 'hunt-a' },
+          config(),
+        ),
+      ),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 4,
+      msg: 'CNI_NETNS "hunt-a" is not an absolute path: the network namespace is named by its full path',
+    });
+  expect(existsSync(`${state}/underlay/r1:eth0.json`)).toBe(false);
   const { CNI_CONTAINERID: _, ...noContainer } = cniEnv('ADD', 'c1', 'x');
   expect(refusal('no CNI_CONTAINERID', await runPlugin(noContainer, config()))).toEqual({
     cniVersion: '1.0.0',
