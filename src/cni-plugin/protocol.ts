@@ -212,14 +212,18 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
         `network name ${JSON.stringify(raw.name)} is not a valid CNI network name`,
       );
     }
-    if (
-      !isObject(delegate) ||
-      typeof delegate.type !== 'string' ||
-      !/^[A-Za-z0-9_.-]+$/.test(delegate.type)
-    ) {
+    if (!isObject(delegate) || typeof delegate.type !== 'string') {
       throw new CniError(
         Code.invalidConfig,
         'delegate must be an object naming the data-plane plugin in "type" (vlan, macvlan, ipvlan or bridge)',
+      );
+    }
+    // a file name in CNI_PATH's directories: `.` and `..` named the directories themselves, which
+    // failed only at the spawn (EACCES, code 100), and a '/' would leave them
+    if (!/^[A-Za-z0-9_.-]{1,255}$/.test(delegate.type) || delegate.type === '.' || delegate.type === '..') {
+      throw new CniError(
+        Code.invalidConfig,
+        `delegate.type ${JSON.stringify(delegate.type.length > 100 ? `${delegate.type.slice(0, 100)}...` : delegate.type)} is not a plugin's file name (letters, digits, '_', '.', '-'; not '.' or '..')`,
       );
     }
     if ('ipam' in delegate) {

@@ -799,6 +799,21 @@ test('what the runtime got wrong: version, environment, configuration', async ()
     code: 7,
     msg: 'delegate must be an object naming the data-plane plugin in "type" (vlan, macvlan, ipvlan or bridge)',
   });
+  // `..` passed to fail at the spawn (EACCES, code 100): a directory of CNI_PATH is no plugin
+  for (const type of ['..', '.', '../macvlan', '/usr/lib/cni/macvlan', ''])
+    expect(
+      refusal(
+        `delegate.type ${type}`,
+        await runPlugin(
+          cniEnv('ADD', 'c1', 'x', { ipinfos: JSON.stringify([ipinfo(75)]) }),
+          config({ delegate: { type } }),
+        ),
+      ),
+    ).toEqual({
+      cniVersion: '1.0.0',
+      code: 7,
+      msg: `delegate.type ${JSON.stringify(type)} is not a plugin's file name (letters, digits, '_', '.', '-'; not '.' or '..')`,
+    });
   expect(refusal('GC on a 1.0.0 configuration', await runPlugin(cniEnv('GC', '', ''), config()))).toEqual({
     cniVersion: '1.0.0',
     code: 1,
