@@ -3,7 +3,9 @@
 // scheduler and floatip's bind; the annotation alone would then put on the pod an address that
 // another pod holds. floatip's bind writes each address's FloatingIP object, naming the pod's key
 // and UID, before the Binding that writes the annotation, so ADD of a pod floatip bound finds them,
-// and ADD of any other pod is refused before any interface exists.
+// and ADD of any other pod is refused before any interface exists. Ipinfos handed over in CNI_ARGS
+// or `args` are checked the same way where there is a kubeconfig: Multus copies a pod's own
+// `cni-args` into `args.cni`, so they may be the pod creator's word too.
 import { isIP } from 'node:net';
 import { type IPInfo, addressOf } from '../cni/args.js';
 import { AllocationKey, canonicalAddress } from '../ipam/index.js';

@@ -12,7 +12,7 @@ import { CniError, Code, type Environment, type NetworkConfig } from './protocol
 
 export interface PodAddresses {
   readonly args: CniArgs;
-  /** namespace/name, when the annotation was the source. */
+  /** namespace/name, when the pod was asked for (the annotation, or handed-over ipinfos checked). */
   readonly pod?: string;
   /** Whom the addresses must be held by, where to ask, and what named them (for the refusal). */
   readonly holder?: { readonly target: ApiTarget; readonly pod: PodIdentity; readonly source: IPInfoSource };
