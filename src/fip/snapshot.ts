@@ -18,7 +18,7 @@ import {
 import { rolloutOf } from '../controller/workloads.js';
 import { cniArgsOfPod, isFinished, keyOfPod, wantsFloatingIP } from '../pods/pod-facts.js';
 import { fromFloatingIPObject } from '../store/floating-ip-object.js';
-import { type Pool, decodePool } from '../store/pool-store.js';
+import { type Pool, readStoredPool } from '../store/pool-store.js';
 
 /** A pod as kubectl fip looks at it. */
 export interface PodView {
@@ -114,7 +114,8 @@ export function buildSnapshot(raw: RawCluster): Snapshot {
     createdAt,
     rejected,
     pods: raw.pods.map((p) => podView(p, raw.resource)),
-    pools: raw.pools.flatMap((p) => decodePool(p as Parameters<typeof decodePool>[0]) ?? []),
+    // as floatip reads them (a negative or unreadable size admits no pod), not as the webhook admits them
+    pools: raw.pools.flatMap((p) => readStoredPool(p as Parameters<typeof readStoredPool>[0]) ?? []),
     workloads: workloadsOf(raw),
   };
 }

@@ -149,3 +149,12 @@ test('show finds a pod as namespace/name, an IPv6 address by its object name, an
   expect(find(six, 'fd00-2--10', 'ns').holders.map((h) => h.allocation.ip)).toEqual(['fd00:2::10']);
   expect(find(six, 'fd00-2--11', 'ns').freeIP).toBe('fd00:2::11');
 });
+
+test('usage reads a stored Pool as floatip does: a negative size shown as stored, a missing one as 0', () => {
+  const snap = snapshot({ pools: [{ metadata: { name: 'neg' }, size: -5 }, { metadata: { name: 'none' } }] });
+  const pools = usage(snap, 3_600_000).filter((r) => r.kind === 'pool');
+  expect(pools.map((r) => [r.name, r.total, r.free])).toEqual([
+    ['neg', -5n, 0n],
+    ['none', 0n, 0n],
+  ]);
+});
