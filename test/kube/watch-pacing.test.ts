@@ -12,20 +12,26 @@ import { localKubeConfig } from './stub-api-server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A TCP server that writes `writes` (text after a delay from the connection) to each client. */
-async function writer(writes: readonly [atMs: number, text: string][]) {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    for (const [atMs, text] of writes) setTimeout(() => socket.write(text), atMs);
-  });
+/**
+ * A TCP server with one client. The test writes with `send` once the client has read what came
+ * before, so a slow turn of a busy machine cannot join two writes into one read by itself.
+ */
+async function writer() {
+  let accepted: (socket: Socket) => void;
+  const serverSide = new Promise<Socket>((resolve) => (accepted = resolve));
+  const server: Server = createServer((socket) => accepted(socket));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  const socket = await serverSide;
   const reads: { at: number; text: string }[] = [];
   const start = Date.now();
   return {
-    client,
     reads,
+    send: (text: string) => socket.write(text),
+    /** Resolves once the client has read `text` in all. */
+    async readAll(text: string) {
+      while (reads.map((r) => r.text).join('') !== text) await sleep(10);
+    },
     watch(pacing: WatchPacing) {
       client.on('data', (chunk: Buffer) => {
         reads.push({ at: Date.now() - start, text: chunk.toString() });
@@ -34,7 +40,7 @@ async function writer(writes: readonly [atMs: number, text: string][]) {
     },
     async close() {
       client.destroy();
-      for (const s of sockets) s.destroy();
+      socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },
   };
@@ -42,32 +48,32 @@ async function writer(writes: readonly [atMs: number, text: string][]) {
 
 describe('WatchPacing', () => {
   test('what comes while a watch rests after a read is read together at the next beat', async () => {
-    const w = await writer([
-      [0, 'a'],
-      [60, 'b'],
-      [90, 'c'],
-      [120, 'd'],
-    ]);
-    w.watch(new WatchPacing(400));
+    const w = await writer();
+    w.watch(new WatchPacing(1000));
     try {
-      while (w.reads.map((r) => r.text).join('') !== 'abcd') await sleep(20);
+      w.send('a');
+      await w.readAll('a');
+      for (const text of ['b', 'c', 'd']) {
+        await sleep(30);
+        w.send(text);
+      }
+      await w.readAll('abcd');
       // read as they came, these were four reads; resting, the three after the first are one
       expect(w.reads.map((r) => r.text)).toEqual(['a', 'bcd']);
-      expect(w.reads[1]!.at - w.reads[0]!.at).toBeGreaterThanOrEqual(350);
+      expect(w.reads[1]!.at - w.reads[0]!.at).toBeGreaterThanOrEqual(950);
     } finally {
       await w.close();
     }
   });
 
   test('without a pace every read is delivered as it comes', async () => {
-    const w = await writer([
-      [0, 'a'],
-      [60, 'b'],
-      [120, 'c'],
-    ]);
+    const w = await writer();
     w.watch(new WatchPacing(0));
     try {
-      while (w.reads.length < 3) await sleep(20);
+      for (const sent of ['a', 'ab', 'abc']) {
+        w.send(sent.at(-1)!);
+        await w.readAll(sent);
+      }
       expect(w.reads.map((r) => r.text)).toEqual(['a', 'b', 'c']);
     } finally {
       await w.close();
@@ -75,20 +81,19 @@ describe('WatchPacing', () => {
   });
 
   test('readArrived() delivers what has come to a resting watch at once, not at the next beat', async () => {
-    const w = await writer([
-      [0, 'a'],
-      [50, 'b'],
-    ]);
+    const w = await writer();
     const pacing = new WatchPacing(3000);
     w.watch(pacing);
     try {
-      while (w.reads.length < 1) await sleep(10);
+      w.send('a');
+      await w.readAll('a');
+      w.send('b');
       await sleep(200);
       // 'b' is in the socket's buffer, the watch resting until 3 s after 'a'
       expect(w.reads.map((r) => r.text)).toEqual(['a']);
       await pacing.readArrived();
       expect(w.reads.map((r) => r.text)).toEqual(['a', 'b']);
-      expect(w.reads[1]!.at).toBeLessThan(1000);
+      expect(w.reads[1]!.at - w.reads[0]!.at).toBeLessThan(2000);
     } finally {
       await w.close();
     }
@@ -102,8 +107,8 @@ const pod = (name: string, resourceVersion: string, uid = `uid-${name}`): V1Pod 
 });
 const event = (type: string, object: V1Pod) => `${JSON.stringify({ type, object })}\n`;
 
-/** An API server whose pod watch writes `events` after the given delays; counts single-pod GETs. */
-async function apiServer(events: readonly [atMs: number, line: string][]) {
+/** An API server whose pod watch writes `first` at once and what `send` is given; counts single-pod GETs. */
+async function apiServer(first: readonly string[]) {
   const gets: string[] = [];
   const open = new Set<ServerResponse>();
   const server = createHttpServer((req, res) => {
@@ -119,7 +124,7 @@ async function apiServer(events: readonly [atMs: number, line: string][]) {
       open.add(res);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders();
-      for (const [atMs, line] of events) setTimeout(() => res.write(line), atMs);
+      for (const line of first) res.write(line);
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -127,6 +132,9 @@ async function apiServer(events: readonly [atMs: number, line: string][]) {
   return {
     kc,
     gets,
+    send: (line: string) => {
+      for (const res of open) res.write(line);
+    },
     async close() {
       for (const res of open) res.destroy();
       server.closeAllConnections();
@@ -147,9 +155,8 @@ describe('a pod looked up while the pod watch rests', () => {
     '%s: its event, already sent, is read, not the pod asked of the API server',
     async (_what, lines, uid) => {
       const api = await apiServer([
-        [0, event('ADDED', pod('first', '2'))],
-        [0, event('ADDED', pod('web-0', '2', 'old'))],
-        ...lines.map((line) => [80, line] as [number, string]),
+        event('ADDED', pod('first', '2')),
+        event('ADDED', pod('web-0', '2', 'old')),
       ]);
       const pacing = new WatchPacing(5000);
       const core = api.kc.makeApiClient(CoreV1Api);
@@ -164,7 +171,8 @@ describe('a pod looked up while the pod watch rests', () => {
       const pods = new ClusterPods(api.kc, reflector);
       try {
         await reflector.start();
-        while (!reflector.get('default', 'first')) await sleep(10);
+        while (!reflector.get('default', 'web-0')) await sleep(10);
+        for (const line of lines) api.send(line);
         await sleep(300);
         // the later events wait in the socket: the watch rests for 5 s after its first read
         expect(reflector.get('default', 'web-0')?.metadata?.uid).not.toBe(uid);
