@@ -6,7 +6,7 @@
 // specific range deciding (`application/json;q=0, */*` takes no JSON).
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from './envelope.js';
-import { hasBody } from './json-body.js';
+import { hasBody, JSON_TYPE } from './json-body.js';
 import { documentedStatuses } from './openapi.js';
 
 /** How specifically each range names JSON; ranges that do not take it are absent. */
@@ -31,9 +31,6 @@ export function acceptsJson(accept: string | undefined): boolean {
   }
   return best !== undefined && best.quality > 0;
 }
-
-/** A body's Content-Type the validator takes; any other is its 415, which comes first (go-restful). */
-const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /**
  * 406 for a /v1 operation whose caller's Accept takes no JSON. Other paths (the metrics' text, the

@@ -4,8 +4,9 @@
 // connection to its end: a caller announcing gigabytes, or streaming without end, held its request
 // (and floatip's reading of it) until it chose to stop, with no answer.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { closeAfterAnswer } from '../http.js';
+import { bodyPending, closeAfterAnswer } from '../http.js';
 import { ApiError } from './envelope.js';
+import { documentedStatuses } from './openapi.js';
 
 /**
  * The most bytes an encoded body may take on the wire for a limit on its inflated size: deflate's
@@ -19,6 +20,17 @@ function tooLarge(req: Request, res: Response, limit: number): ApiError {
   closeAfterAnswer(req, res);
   return new ApiError(413, `the request body is over ${limit} bytes`);
 }
+
+/** A body's Content-Type the validator takes; any other is its 415, which comes first (go-restful). */
+export const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/** Whether the request names a /v1 operation of the document (other paths take no JSON). */
+const isOperation = (req: Request) =>
+  /^\/v1\//i.test(req.path) &&
+  documentedStatuses(req.method === 'HEAD' ? 'GET' : req.method, req.path) !== undefined;
+
+/** The methods of the routes that read a body (POST /v1/ip, POST /v1/pool). */
+const READS_BODY: ReadonlySet<string> = new Set(['POST']);
 
 /** Whether a request carries a body, as Go's ContentLength > 0 or a chunked one tells it. */
 export const hasBody = (req: Request): boolean =>
@@ -51,6 +63,18 @@ export function jsonBody(limitBytes: number): RequestHandler {
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
+    if (!READS_BODY.has(req.method)) {
+      // galaxy's handlers of these never read a body: it is not parsed, nor refused for what it
+      // says; what of it has not come is for nobody (Go's server drops such a connection too)
+      if (bodyPending(req)) closeAfterAnswer(req, res);
+      // but its type is checked, as go-restful checks it for every /v1 route (all consume JSON);
+      // a body without a Content-Type passes, as go-restful lets it pass for these methods
+      const type = req.headers['content-type'];
+      if (hasBody(req) && type && !JSON_TYPE.test(type) && isOperation(req)) {
+        return next(new ApiError(415, `${req.method} ${req.path} takes application/json, not ${type}`));
+      }
+      return next();
+    }
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');
     // announced too large: refused before a byte of it is read

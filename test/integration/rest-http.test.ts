@@ -1,6 +1,7 @@
 // The REST API against hostile HTTP, below the JSON: bodies over the limit, announced or streamed
 // without end, sent over a raw socket as a fuzzer sends them. Each request's answer must come while
 // the caller is still sending, not once it stops.
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { ApiError } from '../../src/api/envelope.js';
 import { capturedLog } from './helpers.js';
@@ -208,4 +209,40 @@ test('R5 a caller refused before its body is read (401) is not kept on to send t
     clearInterval(sending);
     socket.destroy();
   }
+});
+
+test('R6 a GET or DELETE is answered as without its body, which galaxy never reads', async () => {
+  // node:http, as fetch sends no GET with a body (nor node without a Content-Length given)
+  const ask = (method: string, path: string, given: Record<string, string>, body?: string) =>
+    new Promise<[number | undefined, string]>((resolve, reject) => {
+      const headers =
+        body === undefined ? given : { ...given, 'Content-Length': String(Buffer.byteLength(body)) };
+      const req = request(`${world.floatip.apiUrl}${path}`, { method, headers }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve([res.statusCode, text]));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  await ask('POST', '/v1/pool', { 'Content-Type': 'application/json' }, '{"name":"p1","size":1}');
+  for (const body of ['{not json', '"a string"', '[]', '{"ips":5}', 'x'.repeat(100_000)]) {
+    const json = { 'Content-Type': 'application/json' };
+    expect([body.slice(0, 10), await ask('GET', '/v1/ip', json, body)]).toEqual([
+      body.slice(0, 10),
+      await ask('GET', '/v1/ip', {}),
+    ]);
+    expect([body.slice(0, 10), await ask('GET', '/v1/pool/p1', json, body)]).toEqual([
+      body.slice(0, 10),
+      await ask('GET', '/v1/pool/p1', {}),
+    ]);
+  }
+  // the Content-Type of a body is checked still (galaxy's framework: every route consumes JSON)
+  const [status] = await ask('GET', '/v1/ip', { 'Content-Type': 'text/plain' }, 'x');
+  expect(status).toBe(415);
+  expect(await ask('DELETE', '/v1/pool/p1', { 'Content-Type': 'application/json' }, '{not json')).toEqual([
+    200,
+    JSON.stringify({ code: 200, message: '' }),
+  ]);
+  expect((await ask('GET', '/v1/pool/p1', {}))[0]).toBe(404);
 });
