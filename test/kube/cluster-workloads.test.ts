@@ -103,7 +103,8 @@ describe('workload caches followed on demand', () => {
         expect(waiting).toBeInstanceOf(Promise);
         await waiting;
         expect(w.cluster.deployments.synced && w.cluster.statefulSets.synced).toBe(true);
-        await sleep(100);
+        // the watches open after the lists, a turn or more later on a busy machine
+        for (let i = 0; i < 100 && workloadReads(w.api.seen).length < 4; i++) await sleep(20);
         expect(workloadReads(w.api.seen)).toEqual([
           'deployments list',
           'deployments watch',

@@ -351,8 +351,8 @@ describe('Reflector.catchUp: the cache as the API server has it now, whatever th
     const listed: ListAnswer = { items: [], delayMs: 300 };
     await withSilentWatch(listed, async (reflector, api) => {
       const first = reflector.catchUp();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(api.lists.length).toBe(2); // the catch-up list is asked, not yet answered
+      // the catch-up list is asked; its answer (the list as it was then) comes 300 ms later
+      while (api.lists.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
       listed.items = [pod('later', '9')];
       const second = reflector.catchUp();
       await first;
