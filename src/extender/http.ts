@@ -27,18 +27,15 @@ import { BodyBuffers, type BufferLease } from './body-buffers.js';
 import { BodyBudget, type BodyShare } from './body-budget.js';
 import { BadRequest, busy, decoded, readBody, readRequest } from './request-body.js';
 import { FullNodeReader, type ReadRequest } from './full-nodes.js';
+import { decodeBindingArgs, decodeExtenderArgs, decodeRequestNode, decodePreemptionArgs } from './wire.js';
 import {
-  decodeBindingArgs,
-  decodeExtenderArgs,
-  decodeRequestNode,
-  decodePreemptionArgs,
   encodeBindingResult,
   encodeFilterResult,
   type FilterResult,
   type HostPriority,
   encodePreemptionResult,
   encodePriorities,
-} from './wire.js';
+} from './wire-answers.js';
 
 export interface ExtenderHttpOptions {
   /** The largest request body accepted, in bytes; a full-Node filter for 5,000 nodes is tens of MB. */

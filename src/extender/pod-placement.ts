@@ -3,7 +3,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { AllocationKey, AppFacts, PlacementRequest, ReleasePolicy } from '../ipam/index.js';
 import { cniArgsOfPod, keyOfPod, policyOfPod } from '../pods/pod-facts.js';
-import type { FilterResult } from './wire.js';
+import type { FilterResult } from './wire-answers.js';
 
 /** galaxy's reason for a node whose subnet cannot serve the pod. */
 export const NO_FIP_LEFT = 'FloatingIPPlugin:NoFIPLeft';

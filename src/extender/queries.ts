@@ -22,7 +22,8 @@ import {
   errorText,
   placementOf,
 } from './pod-placement.js';
-import type { FilterResult, HostPriority, MetaVictims } from './wire.js';
+import type { MetaVictims } from './wire.js';
+import type { FilterResult, HostPriority } from './wire-answers.js';
 
 /** The nodes and pods the verbs look up: the caches. */
 export interface ClusterView {

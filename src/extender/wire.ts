@@ -1,80 +1,32 @@
-// kube-scheduler's extender wire format (k8s.io/kube-scheduler/extender/v1). Its Go types carry no
-// JSON tags, so the scheduler sends capitalised keys (`Pod`, `Nodes`, `NodeNames`, `PodName`, ...);
-// older clients send lower-case ones. Keys are matched as Go's decoder matches them, at every level,
-// the Pod's and Nodes' own fields too (the last key naming a field case-insensitively wins:
-// src/ipam/go-json.ts); the scheduler sends those in their usual camelCase. Map keys (annotations,
-// resource names) are exact, as in Go. One decoder per message; bad input is a WireError, which the
-// server answers with 400 and its message.
+// kube-scheduler's extender wire format (k8s.io/kube-scheduler/extender/v1): its requests, decoded.
+// Its Go types carry no JSON tags, so the scheduler sends capitalised keys (`Pod`, `Nodes`,
+// `NodeNames`, `PodName`, ...); older clients send lower-case ones. Keys are matched as Go's decoder
+// matches them, at every level, the Pod's and Nodes' own fields too (wire-fields.ts); the scheduler
+// sends those in their usual camelCase. Map keys (annotations, resource names) are exact, as in Go.
+// One decoder per message; bad input is a WireError, which the server answers with 400 and its
+// message. The answers are wire-answers.ts.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { type GoHeld, goFieldKey, goIntegersWithFraction, goStruct, writtenValues } from '../ipam/index.js';
-import { type GoType, apiType, goWrittenError, goTypeError, goTypes } from './go-types.js';
-import { joined } from './body-buffers.js';
+import { goIntegersWithFraction, goStruct } from '../ipam/index.js';
+import { apiType, goTypes } from './go-types.js';
 import type { KnownNodes } from './full-nodes.js';
 import { type Span, elementsAt } from './json-spans.js';
-
-/** A request the caller got wrong (its kind is one of src/ipam/errors.ts: the server answers 400). */
-export class WireError extends Error {
-  readonly kind = 'validation';
-}
-
-type Json = Record<string, unknown>;
-
-/** The key of `object` whose value Go's decoder leaves in field `name`. */
-const keyOf = (object: Json, name: string, held: GoHeld): string | undefined =>
-  goFieldKey(object, name, held === 'nullable');
-
-/** The value Go's decoder leaves in field `name` of `object`. */
-function field(object: Json, name: string, held: GoHeld): unknown {
-  const key = keyOf(object, name, held);
-  return key === undefined ? undefined : object[key];
-}
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function asObject(value: unknown, what: string): Json {
-  if (!isObject(value)) throw new WireError(`${what} must be a JSON object`);
-  return value;
-}
-
-/** A list element that Go decodes into a struct: a null is the struct's zero value. */
-const element = (value: unknown, what: string): Json => (value === null ? {} : asObject(value, what));
-
-/** An optional object: absent or null is undefined. */
-function optionalObject(value: unknown, what: string): Json | undefined {
-  return value === undefined || value === null ? undefined : asObject(value, what);
-}
-
-function optionalList(value: unknown, what: string): unknown[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new WireError(`${what} must be a list`);
-  return value;
-}
-
-function optionalString(value: unknown, what: string): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new WireError(`${what} must be a string`);
-  return value;
-}
-
-/** A list of strings; a null element is "", as Go's decoder leaves a string it is given null for. */
-function optionalStringArray(value: unknown, what: string): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' && v !== null))
-    throw new WireError(`${what} must be a list of strings`);
-  return value.includes(null) ? value.map((v: string | null) => v ?? '') : (value as string[]);
-}
-
-/** A map of strings (labels, annotations): absent or null is empty. */
-function stringMap(value: unknown, what: string): Record<string, string> {
-  const map = optionalObject(value, what) ?? {};
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const [key, v] of Object.entries(map)) {
-    if (typeof v !== 'string') throw new WireError(`${what}["${key}"] must be a string`);
-    out[key] = v;
-  }
-  return out;
-}
+import {
+  type Json,
+  WireError,
+  asObject,
+  element,
+  field,
+  fitsGoIntegers,
+  fitsGoType,
+  keyOf,
+  longIntegers,
+  optionalList,
+  optionalObject,
+  optionalString,
+  optionalStringArray,
+  stringMap,
+  stringMapOfQuantities,
+} from './wire-fields.js';
 
 /**
  * The pod of a request, reduced to what floatip reads from it (its identity, annotations, owners
@@ -131,16 +83,6 @@ function decodePod(value: unknown, what: string, text?: Buffer): V1Pod {
 // it too (with a 400), not only when the field is one it reads
 const POD_TYPE = apiType('V1Pod');
 const NODE_TYPE = apiType('V1Node');
-/** With the value's text: no integer in it written with a fraction either. */
-function fitsGoType(value: unknown, type: GoType, what: string, text?: Buffer): void {
-  const err = goTypeError(value, type, what) ?? (text && goWrittenError(text.toString('utf8'), type, what));
-  if (err) throw new WireError(err);
-}
-/** A request whose parts' own texts were not at hand: its whole text read for fractions. */
-function fitsGoIntegers(raw: Buffer, type: GoType): void {
-  const err = goWrittenError(raw.toString('utf8'), type, '');
-  if (err) throw new WireError(err);
-}
 const EXTENDER_ARGS = goTypes.struct({
   Pod: POD_TYPE,
   Nodes: goTypes.struct({ items: goTypes.list(NODE_TYPE) }),
@@ -189,21 +131,6 @@ const NODE = { metadata: 'value', status: 'value' } as const;
 const NODE_META = { name: 'value', resourceVersion: 'value' } as const;
 const NODE_STATUS = { addresses: 'nullable' } as const;
 const NODE_ADDRESS = { type: 'value', address: 'value' } as const;
-
-/** Requests and limits: quantities are strings on the wire (a number is accepted, as Go's decoder does). */
-function stringMapOfQuantities(value: unknown, what: string): Record<string, string> {
-  const map = optionalObject(value, what) ?? {};
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const [key, v] of Object.entries(map)) {
-    if (typeof v === 'string') out[key] = v;
-    // its text is checked as Go reads it (goWrittenError: 1e400 is a quantity); only its presence is read
-    else if (typeof v === 'number') out[key] = String(v);
-    // Go's decoder stores a null as the zero quantity: the resource is still named
-    else if (v === null) out[key] = '0';
-    else throw new WireError(`${what}["${key}"] must be a quantity`);
-  }
-  return out;
-}
 
 /** A full Node of a request, reduced to its name, version and addresses, type-checked. */
 function decodeNode(value: unknown, what: string, text?: Buffer): V1Node {
@@ -395,25 +322,6 @@ const META = 'NodeNameToMetaVictims';
 const FULL = 'NodeNameToVictims';
 
 /**
- * The integers of `raw` too long for a double, by their path 3 deep (keys as the body wrote them;
- * the last at a path, as JSON.parse keeps it): read once per body, however many victims need them.
- */
-function longIntegers(
-  raw: Buffer | undefined,
-): (path: readonly (string | undefined)[]) => string | undefined {
-  let found: Map<string, string> | undefined;
-  return (path) => {
-    if (raw === undefined || path.includes(undefined)) return undefined;
-    if (!found) {
-      found = new Map();
-      for (const value of writtenValues(raw.toString(), 3))
-        if (value.kind === 'long') found.set(JSON.stringify(value.path), value.written);
-    }
-    return found.get(JSON.stringify(path));
-  };
-}
-
-/**
  * `raw`: the body's text, in which a NumPDBViolations written `1.0` or `1e0` is refused as Go's
  * decoder refuses it for an int (JSON.parse reads it as 1), and one past 2^53 read as written.
  */
@@ -470,61 +378,4 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
   // Go decoded the whole message, both maps whichever galaxy then used: every field must fit
   fitsGoType(args, PREEMPTION_ARGS, '', raw);
   return { pod, victims: source === undefined ? null : victims };
-}
-
-// ---- answers, with the scheduler's capitalised keys
-
-export interface FilterResult {
-  /** Passing nodes: full objects (as received) or names, matching what was asked. */
-  readonly nodes?: V1Node[];
-  readonly nodeNames?: string[];
-  readonly failedNodes: Record<string, string>;
-  readonly error: string;
-  /** The pod asks for no address: every node passed, and galaxy's latency does not count it. */
-  readonly notWanted?: true;
-}
-
-/**
- * The filter answer, as bytes. Node objects are spliced in as bytes (`serialisedNode`: the request's
- * own), so that echoing thousands of them back costs a copy, not a JSON.stringify; into a buffer
- * from `alloc` when given.
- */
-export function encodeFilterResult(
-  result: FilterResult,
-  serialisedNode: (node: V1Node) => Buffer,
-  alloc?: (size: number) => Buffer,
-  nodeListType = '',
-): Buffer {
-  const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
-  if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
-  const parts: Buffer[] = [Buffer.from(`{"Nodes":{${nodeListType}"metadata":{},"items":[`)];
-  result.nodes.forEach((node, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(serialisedNode(node));
-  });
-  parts.push(Buffer.from(`]}${tail}`));
-  return joined(parts, alloc);
-}
-
-const COMMA = Buffer.from(',');
-
-export interface HostPriority {
-  readonly host: string;
-  readonly score: number;
-}
-
-export const encodePriorities = (list: readonly HostPriority[]): string =>
-  JSON.stringify(list.map((p) => ({ Host: p.host, Score: p.score })));
-
-export const encodeBindingResult = (error: string): string => JSON.stringify({ Error: error });
-
-export function encodePreemptionResult(victims: Map<string, MetaVictims> | null): string {
-  if (victims === null) return '{"NodeNameToMetaVictims":null}';
-  // written out rather than JSON.stringify'd: an int64 past 2^53 goes back as it came (a double
-  // would print 2^63-1 as 9223372036854776000, which no Go int64 holds)
-  const entries = [...victims].map(
-    ([node, v]) =>
-      `${JSON.stringify(node)}:{"Pods":${JSON.stringify(v.pods.map((p) => ({ UID: p.uid })))},"NumPDBViolations":${v.numPDBViolationsText ?? JSON.stringify(v.numPDBViolations)}}`,
-  );
-  return `{"NodeNameToMetaVictims":{${entries.join(',')}}}`;
 }

@@ -16,12 +16,12 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { FullNodeReader } from '../../src/extender/full-nodes.js';
 import {
-  WireError,
   decodeBindingArgs,
   decodeExtenderArgs,
   decodePreemptionArgs,
   decodeRequestNode,
 } from '../../src/extender/wire.js';
+import { WireError } from '../../src/extender/wire-fields.js';
 import { KUBE_SCRIPTS, kubeHome } from './cluster.js';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 // Every error floatip raises has a kind of the one taxonomy (src/ipam/errors.ts), so each edge can
 // map it once: the REST API to a status, bind to an Event reason, the release queue to retry or not.
 import { BindError } from '../../src/extender/binding.js';
-import { WireError } from '../../src/extender/wire.js';
+import { WireError } from '../../src/extender/wire-fields.js';
 import { CniArgsError } from '../../src/cni/args.js';
 import { GalaxyConfigError } from '../../src/config/galaxy-config.js';
 import * as ipam from '../../src/ipam/index.js';

@@ -2,13 +2,13 @@
 // wrong type is a WireError (the server's 400) naming the field, never a crash further in.
 import { FullNodeReader } from '../../../src/extender/full-nodes.js';
 import {
-  WireError,
   decodeBindingArgs,
   decodeRequestNode,
   decodeExtenderArgs,
   decodePreemptionArgs,
-  encodePreemptionResult,
 } from '../../../src/extender/wire.js';
+import { encodePreemptionResult } from '../../../src/extender/wire-answers.js';
+import { WireError } from '../../../src/extender/wire-fields.js';
 
 const pod = (extra: Record<string, unknown> = {}) => ({
   metadata: { name: 'p', namespace: 'ns1' },

@@ -1,0 +1,62 @@
+// kube-scheduler's extender wire format, the way back: the answers to filter, prioritize, bind and
+// preempt, with the capitalised keys Go's encoder gives the scheduler's types (they carry no JSON
+// tags). Written out rather than JSON.stringify'd where that matters: a filter echoes the request's
+// own Node bytes, and a preemption an int64 past 2^53 as it came.
+import type { V1Node } from '@kubernetes/client-node';
+import { joined } from './body-buffers.js';
+import type { MetaVictims } from './wire.js';
+
+export interface FilterResult {
+  /** Passing nodes: full objects (as received) or names, matching what was asked. */
+  readonly nodes?: V1Node[];
+  readonly nodeNames?: string[];
+  readonly failedNodes: Record<string, string>;
+  readonly error: string;
+  /** The pod asks for no address: every node passed, and galaxy's latency does not count it. */
+  readonly notWanted?: true;
+}
+
+/**
+ * The filter answer, as bytes. Node objects are spliced in as bytes (`serialisedNode`: the request's
+ * own), so that echoing thousands of them back costs a copy, not a JSON.stringify; into a buffer
+ * from `alloc` when given.
+ */
+export function encodeFilterResult(
+  result: FilterResult,
+  serialisedNode: (node: V1Node) => Buffer,
+  alloc?: (size: number) => Buffer,
+  nodeListType = '',
+): Buffer {
+  const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
+  if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
+  const parts: Buffer[] = [Buffer.from(`{"Nodes":{${nodeListType}"metadata":{},"items":[`)];
+  result.nodes.forEach((node, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(serialisedNode(node));
+  });
+  parts.push(Buffer.from(`]}${tail}`));
+  return joined(parts, alloc);
+}
+
+const COMMA = Buffer.from(',');
+
+export interface HostPriority {
+  readonly host: string;
+  readonly score: number;
+}
+
+export const encodePriorities = (list: readonly HostPriority[]): string =>
+  JSON.stringify(list.map((p) => ({ Host: p.host, Score: p.score })));
+
+export const encodeBindingResult = (error: string): string => JSON.stringify({ Error: error });
+
+export function encodePreemptionResult(victims: Map<string, MetaVictims> | null): string {
+  if (victims === null) return '{"NodeNameToMetaVictims":null}';
+  // written out rather than JSON.stringify'd: an int64 past 2^53 goes back as it came (a double
+  // would print 2^63-1 as 9223372036854776000, which no Go int64 holds)
+  const entries = [...victims].map(
+    ([node, v]) =>
+      `${JSON.stringify(node)}:{"Pods":${JSON.stringify(v.pods.map((p) => ({ UID: p.uid })))},"NumPDBViolations":${v.numPDBViolationsText ?? JSON.stringify(v.numPDBViolations)}}`,
+  );
+  return `{"NodeNameToMetaVictims":{${entries.join(',')}}}`;
+}
