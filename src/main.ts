@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // floatip's command line. Each subcommand lives in its own module; this file only dispatches.
 import { Command, CommanderError } from 'commander';
-import { serve, serveCommand } from './cli/serve.js';
+import { serve } from './cli/serve.js';
+import { serveCommand } from './cli/serve-flags.js';
 
 async function main(argv: string[]): Promise<number> {
   const program = new Command('floatip')
