@@ -1,9 +1,9 @@
 // Per address, the resourceVersion of the FloatingIP object that memory reflects (also for deleted
 // objects), and the rule that keeps the watch and the store's own writes from interleaving: while an
 // address is being written, its watch events wait and run afterwards, if still newer. Both the
-// follower (floating-ip-follower.ts) and the writes (floating-ip-store.ts) keep this one rule, so it
-// lives apart from either. resourceVersions are compared as integers, as they are on every
-// etcd-backed API server.
+// follower (floating-ip-follower.ts) and the writes (floating-ip-writer.ts, and a release's delete in
+// floating-ip-store.ts) keep this one rule, so it lives apart from either. resourceVersions are
+// compared as integers, as they are on every etcd-backed API server.
 import type { FloatingIPObject } from './floating-ip-object.js';
 import { KeyedLock } from './keyed-lock.js';
 

@@ -1,10 +1,10 @@
 // Brings memory to the FloatingIP objects others wrote: at start every object (listed, paged) into the
 // allocator, then the watch, so that objects created, edited or deleted by anyone (kubectl
 // reservations) take effect at once; a lost watch is resumed or re-listed (src/kube/reflector.ts).
-// Apart from the writes (floating-ip-store.ts) because it decides nothing: it only applies what the
-// API server says, through the version rule both share (address-versions.ts), but for one thing:
-// an object deleted by someone else while a live pod holds its address keeps the address held
-// (FollowObserver.stillHeld, verifyHeld), and the store writes the object again.
+// Apart from the writes (floating-ip-store.ts, floating-ip-writer.ts) because it decides nothing: it
+// only applies what the API server says, through the version rule both share (address-versions.ts),
+// but for one thing: an object deleted by someone else while a live pod holds its address keeps the
+// address held (FollowObserver.stillHeld, verifyHeld), and the store writes the object again.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Allocation, AllocationRecord, Allocator, Attrs } from '../ipam/index.js';
 import type { CustomResourceClient } from '../kube/custom-resources.js';

@@ -4,10 +4,12 @@
 // else changed the object: the store re-reads it and the caller decides again. Nothing is
 // overwritten blindly.
 //
-// This module owns the writes and is the door the rest of floatip uses. Following the objects others
-// write (the list at start, then the watch) is floating-ip-follower.ts; the per-address versions, by
-// which the store ignores any event or answer older than what memory reflects, and the holding back
-// of events while an address is written, are address-versions.ts: both sides keep that one rule.
+// This module is the door the rest of floatip uses: it takes the decisions, tries them again while
+// they still hold, and deletes the object of an address released. Creating, patching and re-reading
+// the objects is floating-ip-writer.ts; following the objects others write (the list at start, then
+// the watch) is floating-ip-follower.ts; the per-address versions, by which the store ignores any
+// event or answer older than what memory reflects, and the holding back of events while an address
+// is written, are address-versions.ts: both sides keep that one rule.
 import {
   type AllocateRequest,
   type Allocation,
@@ -21,45 +23,30 @@ import {
   type Owner,
 } from '../ipam/index.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  type CustomResourceClient,
-  KubeApiError,
-  isAlreadyExists,
-  isConflict,
-  isNotFound,
-} from '../kube/custom-resources.js';
-import { NotLeaderError } from '../kube/leadership.js';
+import { type CustomResourceClient, isConflict, isNotFound } from '../kube/custom-resources.js';
 import type { Logger } from '../log.js';
-import { AddressVersions, versionOf } from './address-versions.js';
-import { FloatingIPFollower, type FollowObserver, type StartReport } from './floating-ip-follower.js';
-import { fromFloatingIPObject, objectNameOf, ownedLabels, toFloatingIPObject } from './floating-ip-object.js';
+import { AddressVersions } from './address-versions.js';
+import { FloatingIPFollower, type StartReport } from './floating-ip-follower.js';
+import { objectNameOf } from './floating-ip-object.js';
+import { FloatingIPWriter, type StoreObserver, WRITE_ATTEMPTS } from './floating-ip-writer.js';
 import { LateCreateError, StaleDecisionError } from './store-errors.js';
 
 export type { ObjectProblem, StartReport } from './floating-ip-follower.js';
 export { LateCreateError, StaleDecisionError } from './store-errors.js';
 
-/** What the store reports: what following the objects finds, and the writes' conflicts. */
-export interface StoreObserver extends FollowObserver {
-  /** A write that failed because someone else changed the object first. */
-  writeConflict?(ip: string): void;
-}
-
 /** How often allocate tries again when an address it chose turns out to be taken already. */
 const ALLOCATE_ATTEMPTS = 3;
-/** How often a write is planned again after a conflict while the caller's decision still holds. */
-const WRITE_ATTEMPTS = 3;
-/** A bind's failed creates are undone and re-read within this past its time for creates. */
-const CLEANUP_MIN_MS = 250;
 
 export class FloatingIPStore {
   private readonly versions = new AddressVersions();
   private readonly follower: FloatingIPFollower;
+  private readonly writer: FloatingIPWriter;
 
   constructor(
     private readonly api: CustomResourceClient,
     kubeConfig: KubeConfig,
     readonly allocator: Allocator,
-    private readonly log: Logger,
+    log: Logger,
     private readonly observer: StoreObserver = {},
     /** Called before every write; throws to refuse it (a replica that is not the leader). */
     private readonly guard: () => void = () => undefined,
@@ -71,8 +58,9 @@ export class FloatingIPStore {
       this.versions,
       log,
       observer,
-      (a) => void this.restore(a),
+      (a) => void this.writer.restore(a),
     );
+    this.writer = new FloatingIPWriter(api, allocator, this.versions, this.follower, log, observer, guard);
   }
 
   // ---- start, follow, stop
@@ -108,7 +96,7 @@ export class FloatingIPStore {
       // the allocator takes the addresses at once, so no concurrent call can choose them
       const chosen = this.allocator.allocate(request);
       try {
-        await this.createAll(chosen, timeLeft);
+        await this.writer.createAll(chosen, timeLeft);
         return chosen;
       } catch (err) {
         if (!(err instanceof AlreadyAllocatedError)) throw err;
@@ -135,7 +123,7 @@ export class FloatingIPStore {
   /** A given address for a key. */
   async allocateIP(ip: string, key: string, attrs: Attrs): Promise<Allocation> {
     const chosen = this.allocator.allocateIP(ip, key, attrs);
-    await this.createAll([chosen]);
+    await this.writer.createAll([chosen]);
     return chosen;
   }
 
@@ -204,7 +192,7 @@ export class FloatingIPStore {
     timeLeft?: () => number,
   ): Promise<Allocation> {
     return this.versions.withAddress(ip, () =>
-      this.change(() => {
+      this.writer.change(() => {
         this.checkDecision(ip, decidedAt);
         return this.allocator.planChange(ip, expected, newKey, attrs);
       }, timeLeft),
@@ -220,7 +208,7 @@ export class FloatingIPStore {
     timeLeft?: () => number,
   ): Promise<Allocation> {
     return this.versions.withAddress(ip, () =>
-      this.change(() => {
+      this.writer.change(() => {
         this.checkDecision(ip, decidedAt);
         return this.allocator.planChange(ip, expected, expected.key, attrs);
       }, timeLeft),
@@ -256,9 +244,9 @@ export class FloatingIPStore {
           }
           // a delete whose answer was lost (the connection reset after the API server applied it)
           // is done all the same: the object read back gone is the release made
-          if (!((await this.reread(current.ip, err)) && !this.allocator.get(current.ip))) {
+          if (!((await this.writer.reread(current.ip, err)) && !this.allocator.get(current.ip))) {
             if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
-            throw this.refusal(err, current.ip);
+            throw this.writer.refusal(err, current.ip);
           }
         }
         if (this.allocator.get(current.ip) === current) {
@@ -269,198 +257,4 @@ export class FloatingIPStore {
       }
     });
   }
-
-  // ---- writes
-
-  /**
-   * Writes again the object of an address memory keeps for a live pod after someone else deleted
-   * it (FollowObserver.stillHeld). A replica that does not lead writes nothing (the leader does);
-   * an object that exists again meanwhile is read instead.
-   */
-  private async restore(a: Allocation): Promise<void> {
-    try {
-      await this.versions.withAddress(a.ip, async () => {
-        if (this.allocator.get(a.ip) !== a) return; // changed meanwhile: nothing to restore
-        this.guard();
-        const created = await this.api.create(toFloatingIPObject(a), undefined, this.guard);
-        this.versions.raise(a.ip, versionOf(created));
-        this.log.info({ ip: a.ip, key: a.key, podUid: a.podUid }, 'FloatingIP object written again');
-      });
-    } catch (err) {
-      if (isAlreadyExists(err)) {
-        await this.reread(a.ip, err);
-        return;
-      }
-      // a follower keeps the address too; the leader writes the object
-      if (err instanceof NotLeaderError) return;
-      this.log.warn(
-        { ip: a.ip, key: a.key, podUid: a.podUid, err: (err as Error).message },
-        `could not write again the deleted FloatingIP object of ${a.ip} held by ${a.key}`,
-      );
-    }
-  }
-
-  /**
-   * Records newly chosen addresses, all or nothing. On any failure the objects created are deleted
-   * again and memory is brought to what the API server holds.
-   */
-  private async createAll(chosen: readonly Allocation[], timeLeft?: () => number): Promise<void> {
-    const outcomes = await Promise.allSettled(
-      chosen.map((a) =>
-        this.versions.withAddress(a.ip, async () => {
-          this.guard();
-          const left = timeLeft?.();
-          if (left !== undefined && left <= 0) {
-            throw new Error(`no time left to create FloatingIP ${objectNameOf(a.ip)} for ${a.key}`);
-          }
-          const created = await this.api.create(toFloatingIPObject(a), left, this.guard);
-          const version = versionOf(created);
-          this.versions.raise(a.ip, version);
-          return version;
-        }),
-      ),
-    );
-    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (!failure) return;
-    // a bind's cleanup shares its deadline: the creates gave up in time, and undoing them on a
-    // stalled API server must not keep the scheduler's answer waiting for the stall to end
-    const left = timeLeft?.();
-    const cleanupEnd = left === undefined ? undefined : Date.now() + Math.max(0, left) + CLEANUP_MIN_MS;
-    const within = () => (cleanupEnd === undefined ? undefined : cleanupEnd - Date.now());
-    await Promise.all(
-      chosen.map((a, i) =>
-        this.versions.withAddress(a.ip, async () => {
-          const outcome = outcomes[i]!;
-          if (outcome.status === 'fulfilled') {
-            try {
-              // only while leading: once the Lease is lost, the next leader may have bound the pod
-              // with this very object, reused as it was (same key and pod UID, so its version is
-              // unchanged and the precondition would not stop the delete). Left, the object names
-              // the pod: its next bind reuses it, its deletion releases it by its policy.
-              this.guard();
-              await this.api.delete(objectNameOf(a.ip), String(outcome.value), within(), this.guard);
-            } catch (err) {
-              // the object stays, so memory keeps it for its key, which can use it or release it later
-              this.log.error(
-                { ip: a.ip, key: a.key, err: (err as Error).message },
-                'could not undo a FloatingIP object',
-              );
-            }
-          }
-          const cause = outcome.status === 'rejected' ? outcome.reason : undefined;
-          if (
-            !(await this.reread(a.ip, cause, within())) &&
-            cause !== undefined &&
-            this.allocator.get(a.ip) === a
-          ) {
-            // memory took the address before its create, and neither the create nor a re-read
-            // answered: an object that was never made would hold it in memory for ever, since no
-            // watch event comes for it. One that was made arrives by the watch; a create of it
-            // meanwhile is refused (AlreadyExists), so freeing it here hands it to nobody else.
-            this.allocator.unload(a.ip);
-            this.observer.freed?.(a.ip);
-          }
-        }),
-      ),
-    );
-    const taken = outcomes.findIndex((o) => o.status === 'rejected' && isAlreadyExists(o.reason));
-    if (taken >= 0) {
-      // memory thought the address free, but an object existed: memory now knows who holds it
-      // (aside, when floatip cannot read the object), unless it could not be read back
-      const ip = chosen[taken]!.ip;
-      const holder = this.allocator.get(ip);
-      throw new AlreadyAllocatedError(
-        ip,
-        holder
-          ? holder.key || `FloatingIP ${objectNameOf(ip)}, which names no key`
-          : `FloatingIP ${objectNameOf(ip)}, which could not be read back`,
-      );
-    }
-    throw failure.reason;
-  }
-
-  /**
-   * Writes a planned change of an existing object and applies it to memory once written. On a
-   * conflict the object is re-read and the change planned again (which refuses if the address
-   * changed hands), a few times at most. With `timeLeft` (a bind's budget, as for a create), no patch
-   * is started without time left and none waits longer for its answer; the re-read after a failure
-   * waits at most CLEANUP_MIN_MS past that. A patch whose answer did not come in time may still
-   * land: the watch then brings it, and its resourceVersion precondition makes any other write of
-   * the address, planned on the object before it, a conflict.
-   */
-  private async change(plan: () => Allocation, timeLeft?: () => number): Promise<Allocation> {
-    for (let attempt = 1; ; attempt++) {
-      const planned = plan();
-      const ip = planned.ip;
-      const left = timeLeft?.();
-      if (left !== undefined && left <= 0) {
-        throw new Error(`no time left to change FloatingIP ${objectNameOf(ip)} for ${planned.key}`);
-      }
-      const known = this.versions.get(ip);
-      // a merge patch changes only floatip's labels (null removes one) and keeps the others;
-      // its resourceVersion makes it conditional
-      const patch = {
-        metadata: {
-          labels: ownedLabels(planned),
-          ...(known !== undefined ? { resourceVersion: String(known) } : {}),
-        },
-        spec: toFloatingIPObject(planned).spec,
-      };
-      let written: unknown;
-      this.guard();
-      try {
-        written = await this.api.patch(objectNameOf(ip), patch, this.guard, left);
-      } catch (err) {
-        const rereadMs = timeLeft && Math.max(0, timeLeft()) + CLEANUP_MIN_MS;
-        const now = (await this.reread(ip, err, rereadMs)) ? this.allocator.get(ip) : undefined;
-        // a patch whose answer was lost (the connection reset after the API server applied it) is
-        // done all the same: the object read back as planned is the change made
-        if (now && sameHolding(now, planned)) return now;
-        if (isConflict(err) && attempt < WRITE_ATTEMPTS) continue;
-        throw this.refusal(err, ip);
-      }
-      this.versions.apply(ip, versionOf(written), () => this.allocator.load(planned));
-      return this.allocator.get(ip) ?? planned;
-    }
-  }
-
-  /** After a failed write: the object as it is now, in memory. False when it could not be read. */
-  private async reread(ip: string, cause: unknown, timeoutMs?: number): Promise<boolean> {
-    if (cause instanceof KubeApiError && cause.status === 409) this.observer.writeConflict?.(ip);
-    let object: unknown;
-    try {
-      object = await this.api.get(objectNameOf(ip), timeoutMs);
-    } catch (err) {
-      // the server is unreachable: keep memory, the watch will bring the truth when it is back
-      this.log.warn(
-        { ip, err: (err as Error).message },
-        'could not re-read a FloatingIP object after a failed write',
-      );
-      return false;
-    }
-    if (object === undefined) {
-      // deleted by someone else meanwhile: free now, and its later watch event will find it gone
-      if (this.allocator.unload(ip)) this.observer.freed?.(ip);
-      return true;
-    }
-    const decoded = fromFloatingIPObject(object);
-    // an object floatip cannot read still takes its address: memory holds it aside, never for
-    // the key whose write was refused
-    const record = decoded.ok ? decoded.record : decoded.aside;
-    if (!record) return true;
-    this.versions.raise(ip, versionOf(object));
-    if (decoded.ok) this.allocator.load(record);
-    else this.follower.holdAside(record, decoded.reason);
-    return true;
-  }
-
-  /** The error a refused write gives its caller, in the core's terms where it is one. */
-  private refusal(err: unknown, ip: string): Error {
-    if (isNotFound(err) && !this.allocator.get(ip)) return new NotAllocatedError(ip);
-    return err as Error;
-  }
 }
-
-/** Whether two records of an address give it to the same owner on the same terms. */
-const sameHolding = (a: Allocation, b: Allocation): boolean =>
-  a.key === b.key && a.podUid === b.podUid && a.nodeName === b.nodeName && a.policy === b.policy;
