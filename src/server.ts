@@ -1,6 +1,6 @@
 // The composition root: builds every room from the options, starts them in order, and stops them
 // in reverse. Start: CRDs -> configuration -> FloatingIP objects restored -> Pools and cluster
-// caches -> the extender listens.
+// caches -> the extender listens (extender-port.ts).
 import { restApp } from './api/index.js';
 import { startUsageSampling } from './api/dashboard.js';
 import { kubernetesAuth } from './api/kube-auth.js';
@@ -14,9 +14,6 @@ import { Requeue, putAsidePods } from './controller/requeue.js';
 import { Workloads } from './controller/workloads.js';
 import { Binder } from './extender/bind.js';
 import { DEFAULT_BIND_BUDGET_MS } from './extender/binding.js';
-import { extenderApp } from './extender/http.js';
-import { InFlight } from './extender/in-flight.js';
-import { LeaderForward } from './extender/leader-forward.js';
 import { NodeFacts } from './extender/node-subnets.js';
 import { healthHandler } from './extender/plain-answers.js';
 import { NotedRefusals } from './extender/pod-placement.js';
@@ -36,6 +33,7 @@ import { DecisionLocks } from './store/decision-locks.js';
 import { FloatingIPStore } from './store/floating-ip-store.js';
 import { PoolStore } from './store/pool-store.js';
 import { listenWebhook } from './webhook-port.js';
+import { listenExtender } from './extender-port.js';
 import type { Floatip, FloatipOptions } from './floatip-options.js';
 
 export type { Floatip, FloatipOptions } from './floatip-options.js';
@@ -223,94 +221,37 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     // a pod refused before the pod cache had it is remembered once the cache has it
     cluster.pods.on('add', (pod) => verbs.queries.podCached(pod));
     cluster.pods.on('update', (pod) => verbs.queries.podCached(pod));
-    const inFlight = new InFlight();
-    // binds this replica decides: a shutdown waits for them before it hands the Lease on
-    const deciding = new InFlight();
-    const bind = async (...args: Parameters<Binder['bind']>) => {
-      deciding.enter();
-      try {
-        return await verbs.binder.bind(...args);
-      } finally {
-        deciding.leave();
-      }
-    };
-    const forwardTls =
-      options.tls && options.extenderClientCa !== undefined
-        ? { ...options.tls, ca: options.extenderClientCa }
-        : undefined;
-    const forward = options.leaderElection
-      ? new LeaderForward(
-          {
-            get identity() {
-              return elector?.identity ?? '';
-            },
-            decides: serving,
-            // while it catches up this replica leads, and the call waits here rather than on itself
-            leaderAddress: () => (isLeader() ? undefined : elector?.leaderAddress()),
-            noLeaderBecause: () => (isLeader() ? notDecidingBecause() : undefined),
-            refresh: async () => elector?.refreshLeader(),
+    const extender = await listenExtender(
+      options,
+      {
+        verbs,
+        refusals,
+        leader: {
+          get identity() {
+            return elector?.identity ?? '';
           },
-          {
-            ...(forwardTls ? { tls: forwardTls } : {}),
-            deadlineMs: options.forwardDeadlineMs ?? options.bindTimeoutMs ?? DEFAULT_BIND_BUDGET_MS,
-          },
-        )
-      : undefined;
-    const server = await listen(
-      'the scheduler extender port (--port)',
-      extenderApp(
-        {
-          ready: (pod) => verbs.queries.ready(pod),
-          filter: (...args) => verbs.queries.filter(...args),
-          prioritize: (...args) => verbs.queries.prioritize(...args),
-          preempt: (...args) => verbs.queries.preempt(...args),
-          bind,
+          decides: serving,
+          // while it catches up this replica leads, and the call waits here rather than on itself
+          leaderAddress: () => (isLeader() ? undefined : elector?.leaderAddress()),
+          noLeaderBecause: () => (isLeader() ? notDecidingBecause() : undefined),
+          refresh: async () => elector?.refreshLeader(),
         },
+        handOver: async () => elector?.stop({ release: true }),
+        notServingBecause,
+        notReadyBecause,
+        onServe: () => requeue.called(),
+        metrics,
         log,
-        {
-          notServingBecause,
-          notReadyBecause,
-          metrics,
-          onServe: () => requeue.called(),
-          ...(forward
-            ? {
-                route: (...args) => forward.route(...args),
-                refusedForLater: () => refusals.take(),
-                askLeader: (...args) => forward.ask(...args),
-              }
-            : {}),
-        },
-        inFlight,
-      ),
-      at,
-      options.port,
-      options.tls && {
-        ...options.tls,
-        ...(options.extenderClientCa !== undefined
-          ? { ca: options.extenderClientCa, requestCert: true, rejectUnauthorized: true }
-          : {}),
       },
+      at,
     );
-    // SIGTERM: not ready (callers go elsewhere), decide nothing new (forwarded instead), finish the
-    // binds being decided, hand the Lease on, then relay what is still in flight and close
+    // SIGTERM: not ready (callers go elsewhere), decide nothing new (forwarded instead), then the
+    // port's own stop: finish the binds being decided, hand the Lease on, relay what is in flight
     stops.push(async () => {
       shuttingDown = true;
-      if (options.shutdownDelayMs) await new Promise((r) => setTimeout(r, options.shutdownDelayMs));
-      await deciding.drained();
-      await elector?.stop({ release: true });
-      await inFlight.drained();
-      await close(server);
-      forward?.close();
+      await extender.stop();
     });
-    const extenderUrl = urlOf(options.bind, server, options.tls);
-    log.info(
-      {
-        clientCertificates: options.extenderClientCa !== undefined,
-        url: extenderUrl,
-        leaderElection: options.leaderElection !== undefined,
-      },
-      'scheduler extender listening',
-    );
+    const extenderUrl = extender.url;
     if (options.healthPort !== undefined) {
       const healthServer = await listen(
         'the health port (--health-port)',
