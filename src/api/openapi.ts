@@ -8,7 +8,9 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { parse } from 'yaml';
 import { parseAddress } from '../ipam/index.js';
 import { packagePath } from '../paths.js';
+import { clipString } from '../log.js';
 import { ApiError } from './envelope.js';
+import { goQuote } from './go-quote.js';
 import { isGoRFC3339 } from './go-time.js';
 import { QueryStringError, parseQuery } from './query-string.js';
 
@@ -187,7 +189,8 @@ export function isValidationFinding(err: unknown): err is ValidationFinding {
 }
 
 /**
- * One line naming each field and what is wrong with it: `body.ips[0].ip: "x" is not a valid ip`.
+ * One line naming each field and what is wrong with it: `body.ips: must be array`; galaxy's
+ * `"x" is not a valid ip` names its field after the words (`(body.ips[0].ip)`).
  * galaxy's wording is kept where galaxy had a message for the same mistake.
  */
 export function describeFinding(finding: ValidationFinding, req: Request): string {
@@ -197,7 +200,8 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
     .map((e) => {
       const field = fieldName(e.path);
       if (e.errorCode === 'format.openapi.validation' && /format "ip"/.test(e.message)) {
-        return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not a valid ip`;
+        // galaxy's words first, as a script matching them expects; then which entry it was
+        return `${goQuote(clipString(String(valueAt(req, e.path))))} is not a valid ip (${field})`;
       }
       if (e.errorCode === 'format.openapi.validation' && /format "go-rfc3339"/.test(e.message)) {
         return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)`;
