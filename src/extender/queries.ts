@@ -270,7 +270,8 @@ export class SchedulingQueries {
   /**
    * Keeps the candidate nodes where evicting the victims could let the preemptor run: those in a
    * node subnet that can serve it. Read-only (galaxy reserves addresses here, without the pod's
-   * lock). A pod with the default policy only loses nodes that no entry serves at all.
+   * lock). A pod with the default policy, or one whose placement fails (galaxy kept every
+   * candidate then), only loses nodes that no entry serves at all.
    */
   preempt(pod: V1Pod, victims: Map<string, MetaVictims> | null): Map<string, MetaVictims> | null {
     if (victims === null || !wantsFloatingIP(pod, this.resource)) return victims;
@@ -282,11 +283,11 @@ export class SchedulingQueries {
         // its own addresses are outside the configuration: no node can take it, so evicting helps nowhere
         if (err instanceof HeldOutsideConfigError) allowed = new Set();
         else {
+          // galaxy keeps every candidate then; a node no entry serves still helps nobody
           this.log.info(
             { pod: namespacedName(pod), err: errorText(err) },
-            'preempt: keeping every candidate',
+            'preempt: keeping every candidate a configured entry serves',
           );
-          return victims;
         }
       }
     }

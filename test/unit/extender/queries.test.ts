@@ -180,3 +180,14 @@ test('preempt keeps candidates whose subnet can serve the preemptor, and changes
   expect([...queries.preempt(pod('p1'), victims)!.keys()]).toEqual(['a1']);
   expect(allocator.size).toBe(0);
 });
+
+test('preempt for a pod whose placement fails (galaxy keeps every candidate) still drops nodes no entry serves', () => {
+  const { queries } = setup();
+  const victims = new Map(
+    ['a1', 'b1', 'x1', 'none', 'ghost'].map((n) => [n, { pods: [{ uid: `v-${n}` }], numPDBViolations: 0 }]),
+  );
+  // a bare pod kept by policy `never` needs a name ending in -<n>; this one has none
+  const bare = pod('bare', { annotations: { [RELEASE_POLICY_ANNOTATION]: 'never' } });
+  expect(queries.filter(bare, undefined, NAMES).error).not.toBe('');
+  expect([...queries.preempt(bare, victims)!.keys()]).toEqual(['a1', 'b1']);
+});
