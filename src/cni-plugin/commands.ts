@@ -50,7 +50,8 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
   const planned = planInterfaces(network, env.ifname, groupIPInfos(args.ipinfos, args.groups.length > 0));
   if (holder) {
     const { checkHeld } = await import('./holders.js');
-    await checkHeld(holder.target, holder.pod, args.ipinfos, network.requestTimeoutMs, holder.source);
+    const { target, pod: who, source, given } = holder;
+    await checkHeld(target, who, args.ipinfos, network.requestTimeoutMs, source, given);
   }
   const state: AttachmentState = {
     containerId: env.containerId,

@@ -7,7 +7,7 @@
 // or `args` are checked the same way where there is a kubeconfig: Multus copies a pod's own
 // `cni-args` into `args.cni`, so they may be the pod creator's word too.
 import { isIP } from 'node:net';
-import { type IPInfo, addressOf } from '../cni/args.js';
+import { CNI_ARGS_ANNOTATION, type IPInfo, addressOf } from '../cni/args.js';
 import { AllocationKey, canonicalAddress } from '../ipam/index.js';
 import { GROUP, VERSION, fromFloatingIPObject, objectNameOf } from '../store/floating-ip-object.js';
 import { type ApiTarget, get, statusMessage } from './kube.js';
@@ -42,9 +42,29 @@ export function notHeldBy(pod: PodIdentity, ip: string, object: unknown): string
   return undefined;
 }
 
+const described = (info: IPInfo) => `${info.ip} vlan ${info.vlan} gateway ${info.gateway}`;
+
+/**
+ * Why a handed-over ipinfo is not as `given` (the ipinfos of the pod's annotation, which floatip's
+ * bind wrote with the Binding) gives its address, or undefined when it is. The address may be the
+ * pod's and still be put on another VLAN, behind another gateway or in a wider prefix than its
+ * subnet's, which the pod's creator has no say in either.
+ */
+export function notAsGiven(info: IPInfo, given: readonly IPInfo[]): string | undefined {
+  const ip = canonicalAddress(addressOf(info));
+  const same = given.find((g) => canonicalAddress(addressOf(g)) === ip);
+  if (!same) return `its annotation ${CNI_ARGS_ANNOTATION} names no such address`;
+  const prefix = (i: IPInfo) => i.ip.slice(i.ip.indexOf('/'));
+  const gateway = (i: IPInfo) => (isIP(i.gateway) ? canonicalAddress(i.gateway) : i.gateway);
+  if (prefix(info) === prefix(same) && info.vlan === same.vlan && gateway(info) === gateway(same))
+    return undefined;
+  return `floatip gave it as ${described(same)} (annotation ${CNI_ARGS_ANNOTATION})`;
+}
+
 /**
  * Refuses (code 106) unless every address of `ipinfos` (checked: planInterfaces) is `pod`'s by its
- * FloatingIP object, whichever way the ipinfos came (`source` names it in the refusal).
+ * FloatingIP object, whichever way the ipinfos came (`source` names it in the refusal), and, when
+ * they were handed over, is as the pod's annotation (`given`) gives it.
  */
 export async function checkHeld(
   target: ApiTarget,
@@ -52,6 +72,7 @@ export async function checkHeld(
   ipinfos: readonly IPInfo[],
   timeoutMs: number,
   source: IPInfoSource = 'annotation',
+  given?: readonly IPInfo[],
 ): Promise<void> {
   const who = `${pod.namespace}/${pod.name}`;
   for (const info of ipinfos) {
@@ -87,6 +108,13 @@ export async function checkHeld(
       throw new CniError(
         Code.notAllocated,
         `pod ${who} ${source} names ${ip}, which floatip has not given it: ${why}`,
+      );
+    }
+    const unlike = given && notAsGiven(info, given);
+    if (unlike) {
+      throw new CniError(
+        Code.notAllocated,
+        `pod ${who} ${source} gives ${ip} as ${described(info)}, not as floatip gave it: ${unlike}`,
       );
     }
   }

@@ -5,7 +5,7 @@
 // floatip's records give them to the pod (holders.ts): a pod's creator may write the annotation,
 // and, through Multus (which copies a pod's own `cni-args` into `args.cni`), the handed-over ipinfos
 // too. Only without a kubeconfig (galaxy's daemon setup) are handed-over ipinfos taken as they come.
-import type { CniArgs } from '../cni/args.js';
+import type { CniArgs, IPInfo } from '../cni/args.js';
 import type { IPInfoSource, PodIdentity } from './holders.js';
 import { type ApiTarget, get, loadKubeconfig, statusMessage } from './kube.js';
 import { CniError, Code, type Environment, type NetworkConfig } from './protocol.js';
@@ -15,7 +15,13 @@ export interface PodAddresses {
   /** namespace/name, when the pod was asked for (the annotation, or handed-over ipinfos checked). */
   readonly pod?: string;
   /** Whom the addresses must be held by, where to ask, and what named them (for the refusal). */
-  readonly holder?: { readonly target: ApiTarget; readonly pod: PodIdentity; readonly source: IPInfoSource };
+  readonly holder?: {
+    readonly target: ApiTarget;
+    readonly pod: PodIdentity;
+    readonly source: IPInfoSource;
+    /** Handed-over ipinfos: the ipinfos of the pod's annotation, which they must match. */
+    readonly given?: readonly IPInfo[];
+  };
 }
 
 // The annotation codec loads the IPAM core's range parser (about 120 ms with ip-num: README, "The
@@ -124,6 +130,18 @@ async function getPod(
   return { object, body: res.body };
 }
 
+/** The ipinfos of a pod's annotation; none when it has none, or one floatip's decoder refuses. */
+async function annotatedIPInfos(object: PodObject): Promise<readonly IPInfo[]> {
+  const { parseCniArgs, CNI_ARGS_ANNOTATION } = await codec();
+  const text = object.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
+  if (typeof text !== 'string') return [];
+  try {
+    return parseCniArgs(text).ipinfos;
+  } catch {
+    return [];
+  }
+}
+
 export async function podAddresses(network: NetworkConfig, env: Environment): Promise<PodAddresses> {
   const handed = await fromGalaxyDaemon(network, env);
   const uid = env.args.get('K8S_POD_UID') ?? '';
@@ -139,7 +157,12 @@ export async function podAddresses(network: NetworkConfig, env: Environment): Pr
     return {
       args: handed,
       pod: `${named.namespace}/${named.name}`,
-      holder: { target, pod: { ...named, uid: object.metadata?.uid ?? '' }, source: 'ipinfos argument' },
+      holder: {
+        target,
+        pod: { ...named, uid: object.metadata?.uid ?? '' },
+        source: 'ipinfos argument',
+        given: await annotatedIPInfos(object),
+      },
     };
   }
   const named = namedPod(env);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
 import { annotate, cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
+import { recordHolders } from '../../bench/cni-fixtures.js';
 import { ip, Lab, NODE_API_PORT, pings, runPlugin } from './netns.js';
 import { buildPlugin, CNI_BIN, ensureDebianPackages } from './setup.js';
 
@@ -379,4 +380,48 @@ test('ipinfos handed over with a kubeconfig (Multus copies a pod’s own cni-arg
   expect({ code: own.code, stderr: own.stderr }).toEqual({ code: 0, stderr: '' });
   expect(await ip('-n', owner, '-o', 'addr', 'show', 'dev', 'eth0')).toContain('198.51.100.50/24');
   expect((await runPlugin(cniEnv('DEL', 'ho', owner), config(0), node(0))).code).toBe(0);
+});
+
+test('ipinfos handed over with a kubeconfig must say what floatip’s annotation says of the pod’s own address: another VLAN, gateway or prefix gets no interface (106)', async () => {
+  const given = { ip: '198.51.100.51/24', vlan: 0, gateway: '198.51.100.1' };
+  const uid = createPod(server, 'handed-steer', { common: { ipinfos: [given] } });
+  const steer = await lab.addNamespace('handedsteer');
+  const says =
+    'floatip gave it as 198.51.100.51/24 vlan 0 gateway 198.51.100.1 (annotation k8s.v1.cni.galaxy.io/args)';
+  for (const [forged, as] of [
+    [{ ...given, vlan: 3 }, '198.51.100.51/24 vlan 3 gateway 198.51.100.1'],
+    [{ ...given, gateway: '198.51.100.2' }, '198.51.100.51/24 vlan 0 gateway 198.51.100.2'],
+    [{ ...given, ip: '198.51.100.51/16' }, '198.51.100.51/16 vlan 0 gateway 198.51.100.1'],
+  ] as const) {
+    const run = await runPlugin(
+      cniEnv('ADD', 'hs', steer, podArgs('handed-steer', uid)),
+      config(0, { args: { cni: { ipinfos: [forged] } } }),
+      node(0),
+    );
+    expect({ code: run.code, out: run.out }).toEqual({
+      code: 1,
+      out: {
+        cniVersion: '1.0.0',
+        code: 106,
+        msg: `pod default/handed-steer ipinfos argument gives 198.51.100.51 as ${as}, not as floatip gave it: ${says}`,
+      },
+    });
+    expect(await ip('-n', steer, '-o', 'link')).not.toContain('eth0');
+  }
+  // held by its FloatingIP, but named in no annotation of the pod's (floatip's bind writes both)
+  const bare = createPod(server, 'handed-unwritten', undefined, { holders: false });
+  recordHolders(server, 'handed-unwritten', bare, {
+    common: { ipinfos: [{ ...given, ip: '198.51.100.52/24' }] },
+  });
+  const unwritten = await lab.addNamespace('handedunwritten');
+  const run = await runPlugin(
+    cniEnv('ADD', 'hu', unwritten, podArgs('handed-unwritten', bare)),
+    config(0, { args: { cni: { ipinfos: [{ ...given, ip: '198.51.100.52/24' }] } } }),
+    node(0),
+  );
+  expect(run.out).toMatchObject({
+    code: 106,
+    msg: 'pod default/handed-unwritten ipinfos argument gives 198.51.100.52 as 198.51.100.52/24 vlan 0 gateway 198.51.100.1, not as floatip gave it: its annotation k8s.v1.cni.galaxy.io/args names no such address',
+  });
+  expect(await ip('-n', unwritten, '-o', 'link')).not.toContain('eth0');
 });
