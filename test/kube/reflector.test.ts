@@ -168,7 +168,8 @@ describe('Reflector and a silent watch', () => {
       const before = Date.now();
       await reflector.stop();
       await starting;
-      expect(Date.now() - before).toBeLessThan(500);
+      // the watch's answer never comes: waiting for it would never end
+      expect(Date.now() - before).toBeLessThan(2000);
     } finally {
       await api.close();
     }
