@@ -7,7 +7,7 @@ import { kubernetesAuth } from './api/kube-auth.js';
 import { withPlainMetrics } from './api/metrics-port.js';
 import { RecentEvents } from './api/recent-events.js';
 import { UsageHistory } from './api/usage-history.js';
-import { liveHolder, ownHolder } from './controller/adoption.js';
+import { type BindingNow, liveHolder, ownHolder } from './controller/adoption.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue, putAsidePods } from './controller/requeue.js';
@@ -112,6 +112,9 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   // an operator's new ranges or a Pool's new size end the waits that the scheduler would keep
   config.onChange(() => void requeue.configChanged());
   pools.onChange((name) => void requeue.appChanged(`${POOL_KEY_PREFIX}${name}_`));
+  // the binder is built once the store is; a deleted object's pending pod is held only while bound
+  let binder: Binder | undefined;
+  const bindingNow: BindingNow = (namespace, name) => binder?.isBinding(namespace, name) ?? false;
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, { group: GROUP, version: VERSION, plural: FLOATING_IP_PLURAL }),
     kubeConfig,
@@ -122,12 +125,14 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       freed: (ip) => void requeue.addressFreed(allocator.nodeSubnetsServing(ip)),
       // the leader's question alone: it writes the object again, and a follower, whose pod cache
       // may lag behind the leader's release, follows the objects
-      stillHeld: (a) => (isLeader() ? liveHolder(cluster.pods, a) : undefined),
+      stillHeld: (a) => (isLeader() ? liveHolder(cluster.pods, a, bindingNow) : undefined),
       deferSettling: () => isLeader() && !podsFresh,
       // a cache that does not show the pod may only lag: the API server says
       verifyHeld: async (a) => {
         const key = AllocationKey.parse(a.key);
-        return key.podName ? ownHolder(await world.pods.fetch(key.namespace, key.podName), a) : undefined;
+        return key.podName
+          ? ownHolder(await world.pods.fetch(key.namespace, key.podName), a, bindingNow)
+          : undefined;
       },
     },
     guard,
@@ -218,6 +223,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
         requeue,
       ),
     };
+    binder = verbs.binder;
     // a pod refused before the pod cache had it is remembered once the cache has it
     cluster.pods.on('add', (pod) => verbs.queries.podCached(pod));
     cluster.pods.on('update', (pod) => verbs.queries.podCached(pod));

@@ -19,26 +19,42 @@ const isRunning = (pod: V1Pod) => pod.status?.phase === 'Running';
 /** Bound to a node and not finished: it runs, or will, with its annotation's addresses. */
 const isPlaced = (pod: V1Pod) => Boolean(pod.spec?.nodeName) && !isFinished(pod);
 
-/** The allocation's own pod, if `pod` is the incarnation it names and has not finished. */
-export function ownHolder(pod: V1Pod | undefined, a: Allocation): { key: string; attrs: Attrs } | undefined {
+/** Whether this replica is binding the pod now (Binder.isBinding). */
+export type BindingNow = (namespace: string, name: string) => boolean;
+
+/**
+ * The allocation's own pod, if `pod` is the incarnation it names, has not finished, and is on a
+ * node or being bound by this replica (`bindingNow`). A pending pod nobody here binds runs with no
+ * address: its object deleted is the undo of a bind that failed (on a follower, the leader's), and
+ * kept, the address would stay with a pod that never got it, parked for its app once it goes.
+ */
+export function ownHolder(
+  pod: V1Pod | undefined,
+  a: Allocation,
+  bindingNow?: BindingNow,
+): { key: string; attrs: Attrs } | undefined {
   if (!pod || pod.metadata?.uid !== a.podUid || isFinished(pod)) return undefined;
+  const binding = bindingNow?.(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '') ?? false;
+  if (!pod.spec?.nodeName && !binding) return undefined;
   return { key: a.key, attrs: { policy: a.policy, nodeName: a.nodeName, podUid: a.podUid } };
 }
 
 /**
  * The live pod holding `a`'s address, as the key and attributes it holds it under: the incarnation
- * the allocation's pod UID names if it has not finished, else a bound pod, not finished, whose
+ * the allocation's pod UID names (ownHolder), else a bound pod, not finished, whose
  * annotation names the address (an operator's reservation made over a running pod's address).
  * What floatip keeps when someone deletes the address's object (FollowObserver.stillHeld).
  */
 export function liveHolder(
   pods: { get(namespace: string, name: string): V1Pod | undefined; list(): readonly V1Pod[] },
   a: Allocation,
+  bindingNow?: BindingNow,
 ): { key: string; attrs: Attrs } | undefined {
   const key = AllocationKey.parse(a.key);
   const own =
     !a.reserved && a.podUid !== '' && key.podName ? pods.get(key.namespace, key.podName) : undefined;
-  if (own && ownHolder(own, a)) return ownHolder(own, a);
+  const ownHeld = ownHolder(own, a, bindingNow);
+  if (ownHeld) return ownHeld;
   for (const pod of pods.list()) {
     const text = pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
     if (!text || !pod.spec?.nodeName || isFinished(pod)) continue;

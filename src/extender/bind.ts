@@ -12,6 +12,7 @@ import {
   type Attrs,
   type ErrorKind,
   type Family,
+  NoFreeIPError,
   WaitingForDeleteError,
   appLimit,
   checkAppLimit,
@@ -77,8 +78,10 @@ export interface BinderOptions {
 
 export class Binder {
   private readonly recentBinds = new Map<string, { uid: string; node: string }>();
+  /** namespace/name of the pods this replica is binding now (between its first write and its last). */
+  private readonly binding = new Set<string>();
   private readonly clock: () => number;
-  private readonly binding: PodBinding;
+  private readonly podBinding: PodBinding;
 
   constructor(
     private readonly store: BindStore,
@@ -92,7 +95,7 @@ export class Binder {
     private readonly refusals?: RefusalListener,
   ) {
     this.clock = options.clock ?? Date.now;
-    this.binding = new PodBinding(world, log, this.clock);
+    this.podBinding = new PodBinding(world, log, this.clock);
   }
 
   private get allocator() {
@@ -151,7 +154,13 @@ export class Binder {
             'transient',
           );
         }
-        await this.bindLocked(pod, podUid, nodeName, deadline, callerGone);
+        const who = `${namespace}/${name}`;
+        this.binding.add(who);
+        try {
+          await this.bindLocked(pod, podUid, nodeName, deadline, callerGone);
+        } finally {
+          this.binding.delete(who);
+        }
         // before the lock is let go: a bind of the pod waiting behind this one must find it bound,
         // and the pod cache may not show the binding yet
         this.remember(namespace, name, podUid, nodeName);
@@ -178,6 +187,14 @@ export class Binder {
       }
       return message;
     }
+  }
+
+  /**
+   * Whether this replica is binding the pod now: its addresses' objects may be written while the pod
+   * is not yet on a node (adoption.ts ownHolder).
+   */
+  isBinding(namespace: string, name: string): boolean {
+    return this.binding.has(`${namespace}/${name}`);
   }
 
   /** The log line of a bind that failed; the caller is answered `message`. */
@@ -236,7 +253,7 @@ export class Binder {
       const annotation = formatCniArgs({ groups: args.groups, ipinfos });
       // the binding is what the scheduler must never see land after it gave up
       if (callerGone?.()) throw gone(pod, nodeName, 'undone before its binding');
-      await this.binding.bind(pod, key, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation }, deadline);
+      await this.podBinding.bind(pod, key, uid, nodeName, { [CNI_ARGS_ANNOTATION]: annotation }, deadline);
       this.log.info(
         { pod: namespacedName(pod), key: key.text, node: nodeName, ip: addresses.map((a) => a.ip) },
         'pod bound',
@@ -353,6 +370,14 @@ export class Binder {
     timeLeft: () => number,
   ): Promise<Allocation[]> {
     if (!holdsSome) checkAppLimit(this.allocator, appLimit(key, this.apps.appFacts(key)), key);
+    // all or none, as store.allocate chooses: a family with neither a parked nor a free address is
+    // refused before another family's address is written (and undone, which a follower reads as
+    // the deletion of a pending pod's object)
+    for (const family of families) {
+      if (this.allocator.chooseParked(key.poolPrefix, nodeSubnet, { family })) continue;
+      if (!this.allocator.nodeSubnetsFor([], [family]).has(nodeSubnet))
+        throw new NoFreeIPError(key.text, nodeSubnet, `no free IPv${family} address`);
+    }
     const made: Allocation[] = [];
     for (const family of families) {
       const parked = this.allocator.chooseParked(key.poolPrefix, nodeSubnet, { family });

@@ -334,3 +334,46 @@ test('E8-10 an object deleted while no replica leads: both keep the address for 
   expect(await bind(next, 'p2', p2.metadata!.uid!)).toEqual({ status: 200, error: '' });
   expect((await placed('p2')).ip?.split('/')[0]).not.toBe(ip);
 });
+
+test('E8-11 a bind the leader undoes (its binding refused) leaves the follower no address for the pending pod, and the next leader writes none', async () => {
+  // The follower sees the object created and deleted for a pod that is not on a node: the undo of a
+  // failed bind, not an object deleted behind a pod's back (E8-9). Kept, the address would stay
+  // with a pod that never got it, be written again by the next leader, and parked for its app
+  // once the pod went.
+  const [leader, follower] = await leaderAndFollower();
+  const p1 = await pod('p1');
+  // held long enough for the follower to learn the address before the undo
+  server.faults.inject({
+    verb: 'create',
+    resource: 'pods/binding',
+    name: 'p1',
+    delayMs: 1000,
+    status: 409,
+    message: 'Operation cannot be fulfilled on pods/binding "p1": refused by the test',
+  });
+  const bound = bind(leader, 'p1', p1.metadata!.uid!);
+  await eventually(
+    'the follower to learn the address',
+    async () => follower.allocator.get('10.0.100.10') !== undefined,
+  );
+  expect((await bound).error).toMatch(/refused by the test/);
+  expect(leader.allocator.get('10.0.100.10')).toBeUndefined();
+  await eventually(
+    'the follower to hold nothing for pending p1',
+    async () => follower.allocator.byKey('NULL_ns1_NULL_p1').length === 0,
+    3000,
+  );
+
+  await leader.elector!.stop({ release: false });
+  await leader.close();
+  replicas = [follower];
+  await eventually('the follower to lead', async () => follower.isLeader(), 3000);
+  await new Promise((r) => setTimeout(r, 500)); // its catch-up, and any write it would make
+  const custom = server.kubeConfig().makeApiClient(CustomObjectsApi);
+  const { items } = (await custom.listClusterCustomObject({
+    group: 'galaxy.k8s.io',
+    version: 'v1alpha1',
+    plural: 'floatingips',
+  })) as { items: unknown[] };
+  expect(items).toEqual([]);
+});

@@ -2,8 +2,8 @@
 // key when free and configured (by the sweep; on its own changes once it runs); one held by another
 // key is a conflict, warned about, left alone.
 import type { V1Pod } from '@kubernetes/client-node';
-import { Adoption } from '../../../src/controller/adoption.js';
-import { ReleasePolicy } from '../../../src/ipam/index.js';
+import { Adoption, liveHolder, ownHolder } from '../../../src/controller/adoption.js';
+import { type Allocation, ReleasePolicy } from '../../../src/ipam/index.js';
 import { lifecycleDeps, pod } from './fakes.js';
 
 /** Adoption as the lifecycle runs it: every pod it is handed is one the pod cache has. */
@@ -122,4 +122,30 @@ test('a pod gone from the cache since the sweep listed it, or there as another i
   pods.add(web0(['10.0.100.26']));
   await adoption.sweep([gone, replaced]);
   expect(store.writes).toEqual([]);
+});
+
+describe('who holds a deleted object’s address (ownHolder, liveHolder)', () => {
+  const held = {
+    ip: '10.0.100.10',
+    family: 4,
+    key: 'NULL_ns1_NULL_p1',
+    policy: ReleasePolicy.PodDelete,
+    nodeName: 'a1',
+    podUid: 'u1',
+    reserved: false,
+  } as unknown as Allocation;
+  const p1 = (nodeName?: string) =>
+    pod({ name: 'p1', uid: 'u1', ...(nodeName ? { nodeName } : { phase: 'Pending' }) });
+  const pods = (p: V1Pod) => ({ get: () => p, list: () => [p] });
+
+  test('its own pod on a node holds it; pending, only while this replica binds it', () => {
+    expect(ownHolder(p1('a1'), held)?.key).toBe('NULL_ns1_NULL_p1');
+    // the undo of a failed bind, as a follower (or a later leader) reads it: nobody runs with it
+    expect(ownHolder(p1(), held)).toBeUndefined();
+    expect(liveHolder(pods(p1()), held)).toBeUndefined();
+    // this replica's own bind, between its write and the binding: kept for it
+    const binding = (ns: string, name: string) => `${ns}/${name}` === 'ns1/p1';
+    expect(ownHolder(p1(), held, binding)?.key).toBe('NULL_ns1_NULL_p1');
+    expect(liveHolder(pods(p1()), held, binding)?.key).toBe('NULL_ns1_NULL_p1');
+  });
 });

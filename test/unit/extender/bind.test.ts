@@ -276,6 +276,29 @@ test('a Deployment pod takes its app’s parked address, and its limit holds und
   ]);
 });
 
+test('a Deployment pod is given every family or none: an IPv6 range that is full refuses it before its IPv4 address is written', async () => {
+  const { binder, store, allocator, add } = setup(10);
+  const held = { policy: ReleasePolicy.PodDelete, nodeName: 'a1', podUid: 'u' };
+  allocator.allocateIP('fd00::10', 'NULL_ns1_NULL_x', held);
+  allocator.allocateIP('fd00::11', 'NULL_ns1_NULL_y', held);
+  const owner = { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' };
+  for (const policy of ['never', 'immutable']) {
+    add(pod(`web-5d8f7c9b4-${policy}`, { owner, annotations: { [RELEASE_POLICY_ANNOTATION]: policy } }));
+    expect(await binder.bind('ns1', `web-5d8f7c9b4-${policy}`, '', 'a1')).toBe(
+      `no enough available ips left: no free IPv6 address for dp_ns1_web_web-5d8f7c9b4-${policy} in node subnet ${A}`,
+    );
+  }
+  expect(store.writes).toEqual([]);
+  // a parked IPv6 address of the app serves where no free one does
+  allocator.release('fd00::11', { key: 'NULL_ns1_NULL_y' });
+  allocator.allocateIP('fd00::11', 'dp_ns1_web_', { policy: ReleasePolicy.Never, nodeName: '', podUid: '' });
+  expect(await binder.bind('ns1', 'web-5d8f7c9b4-never', '', 'a1')).toBe('');
+  expect(allocator.byKey('dp_ns1_web_web-5d8f7c9b4-never').map((x) => x.ip)).toEqual([
+    '10.0.100.10',
+    'fd00::11',
+  ]);
+});
+
 test('bind refuses what filter refuses before anything is allocated: ranges for pods sharing their app’s addresses, a policy the pod cannot keep', async () => {
   const { binder, store, add } = setup(10);
   const owner = { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' };
