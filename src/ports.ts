@@ -15,6 +15,9 @@ import { refuseExpectation, requiringHost } from './http-refusals.js';
  */
 export const INBOUND_REQUEST_TIMEOUT_MS = 60_000;
 
+/** How long an idle kept-alive connection to a port of floatip's stays open. */
+const KEEP_ALIVE_MS = 120_000;
+
 /**
  * The answer to a request node's HTTP parser refused before any handler saw it (a raw non-ASCII
  * byte in the request line, two Content-Lengths, Transfer-Encoding beside Content-Length, headers
@@ -57,6 +60,11 @@ export function listen(
     const timeouts = {
       requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
+      // longer than kube-scheduler's Go client keeps an idle connection (90 s), so that the client
+      // closes it first: node's 5 s closed it under a request sent as it closed (or on a replica
+      // paused past it, whose timers run before it reads), and a reset POST is not sent again.
+      // galaxy's Go server kept idle connections without a bound.
+      keepAliveTimeout: KEEP_ALIVE_MS,
       // node checks the deadlines only this often (its default, 30 s, is half the bound again)
       connectionsCheckingInterval: Math.min(5000, Math.max(100, requestTimeoutMs / 4)),
     };

@@ -84,3 +84,39 @@ test('a bind whose decision takes longer than the request timeout is still answe
   expect([res.status, res.json]).toEqual([200, { Error: '' }]);
   await world.expectConsistent();
 });
+
+describe.each([
+  ['the extender port', () => world.floatip.extenderUrl, '/healthz'],
+  ['the REST API port', () => world.floatip.apiUrl, '/v1/subnets'],
+])('%s', (_port, url, path) => {
+  test('a kept-alive connection idle past node’s 5 s default still serves the next request on it', async () => {
+    // kube-scheduler's Go client keeps idle connections 90 s and reuses them: closed under it, a
+    // request it sends as the server closes (a replica paused a moment, then resumed) is reset,
+    // and a POST is not sent again
+    const { hostname, port } = new URL(url());
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const whole = () => {
+      const end = answer.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: (\d+)/i.exec(answer)?.[1];
+      return end >= 0 && length !== undefined && answer.length >= end + 4 + Number(length);
+    };
+    const ask = async () => {
+      answer = '';
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      for (let i = 0; i < 100 && !whole(); i++) await new Promise((r) => setTimeout(r, 20));
+      return answer.split('\r\n')[0];
+    };
+    try {
+      expect(await ask()).toBe('HTTP/1.1 200 OK');
+      await new Promise((r) => setTimeout(r, 6000));
+      expect(socket.destroyed).toBe(false);
+      expect(await ask()).toBe('HTTP/1.1 200 OK');
+    } finally {
+      socket.destroy();
+      await closed;
+    }
+  }, 15_000);
+});
