@@ -112,7 +112,7 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   // an operator's new ranges or a Pool's new size end the waits that the scheduler would keep
   config.onChange(() => void requeue.configChanged());
   pools.onChange((name) => void requeue.appChanged(`${POOL_KEY_PREFIX}${name}_`));
-  // the binder is built once the store is; a deleted object's pending pod is held only while bound
+  // the binder is built after the store; a deleted object's pending pod keeps it only while bound here
   let binder: Binder | undefined;
   const bindingNow: BindingNow = (namespace, name) => binder?.isBinding(namespace, name) ?? false;
   const store = new FloatingIPStore(
