@@ -154,16 +154,6 @@ function documented(answer: Answer, req: Request): Answer {
   };
 }
 
-function isJson(text: string | undefined): boolean {
-  if (text === undefined) return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The REST API's answer to each kind of error: its one mapping. */
 const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
   validation: 400,
@@ -207,13 +197,7 @@ function answerFor(err: unknown, req: Request): Answer {
     return { status: err.status, detail: describeFinding(err, req) };
   }
   // body-parser's errors carry a status and a type
-  const parser = err as { status?: number; type?: string; message?: string; body?: string };
-  if (parser.type === 'entity.parse.failed') {
-    // the parser refuses a top-level value that is no object or array (`null`, `5`) in words
-    // that call it invalid JSON; it is JSON, only not a request: the validator's words for `[]`
-    if (isJson(parser.body)) return { status: 400, detail: 'body: must be object' };
-    return { status: 400, detail: `invalid JSON: ${parser.message}` };
-  }
+  const parser = err as { status?: number; type?: string; message?: string };
   if (parser.type === 'entity.too.large')
     return { status: 413, detail: `the request body is over ${(err as { limit: number }).limit} bytes` };
   if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {

@@ -1,8 +1,11 @@
-// The REST API's JSON bodies: express.json (body-parser: charsets, Content-Encoding, the limit once
-// inflated), with a body over the limit answered 413 as soon as it is known to be, and the
-// connection closed. body-parser alone answers only after it has read the refused body off the
-// connection to its end: a caller announcing gigabytes, or streaming without end, held its request
-// (and floatip's reading of it) until it chose to stop, with no answer.
+// The REST API's JSON bodies: read by body-parser (Content-Encoding, the limit once inflated) and
+// parsed here as galaxy's Go decoder read them: as UTF-8 whatever charset the Content-Type names
+// (RFC 8259 defines none for JSON; go-restful handed the bytes to encoding/json as they came), and
+// a byte-order mark is no white space (Go's `invalid character 'ï'`). A body over the limit is
+// answered 413 as soon as it is known to be, and the connection closed. body-parser alone answers
+// only after it has read the refused body off the connection to its end: a caller announcing
+// gigabytes, or streaming without end, held its request (and floatip's reading of it) until it
+// chose to stop, with no answer.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { bodyPending, closeAfterAnswer } from '../http.js';
 import { ApiError } from './envelope.js';
@@ -36,32 +39,45 @@ const READS_BODY: ReadonlySet<string> = new Set(['POST']);
 export const hasBody = (req: Request): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-/** Each JSON body's bytes as they came (inflated) and their charset, for what JSON.parse forgets. */
-const rawBodies = new WeakMap<Request, { readonly bytes: Buffer; readonly charset: string }>();
+/** Each JSON body's text as parsed, for what JSON.parse forgets. */
+const texts = new WeakMap<Request, string>();
 
-/**
- * The request's JSON body as the text body-parser parsed; undefined when there was none. A charset
- * that body-parser's iconv reads and the platform's TextDecoder does not (UTF-7, UTF-32, which no
- * JSON client sends) is refused (415) rather than left unread by the checks that need the text.
- */
-export function rawJsonBody(req: Request): string | undefined {
-  const raw = rawBodies.get(req);
-  if (!raw) return undefined;
+/** The request's JSON body as the text that was parsed; undefined when there was none. */
+export const rawJsonBody = (req: Request): string | undefined => texts.get(req);
+
+/** UTF-8 as Go reads it: a malformed byte is U+FFFD, and a leading byte-order mark stays in the text. */
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** The body's bytes parsed as the JSON object or list galaxy's decoder would read, or why not (400). */
+function parsed(req: Request, bytes: Buffer): unknown {
+  const text = utf8.decode(bytes);
+  texts.set(req, text);
+  // no bytes at all (a chunked body that ended at once): no fields, as the validator then says
+  if (text.length === 0) return {};
+  let value: unknown;
   try {
-    return new TextDecoder(raw.charset).decode(raw.bytes);
-  } catch {
-    throw new ApiError(415, `unsupported charset ${JSON.stringify(raw.charset.toUpperCase())}`);
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ApiError(400, `invalid JSON: ${(err as Error).message}`);
   }
+  // JSON, only not a request (`null`, `5`): the validator's words for `[]`
+  if (typeof value !== 'object' || value === null) throw new ApiError(400, 'body: must be object');
+  return value;
 }
 
-/** express.json with `limitBytes`, which refuses an oversized body without reading the rest of it. */
+/** A JSON body parsed, with `limitBytes`; an oversized body is refused without reading the rest of it. */
 export function jsonBody(limitBytes: number): RequestHandler {
-  const parse = express.json({
-    limit: limitBytes,
-    verify: (req, _res, bytes, charset) => {
-      rawBodies.set(req as Request, { bytes, charset });
-    },
-  });
+  const read = express.raw({ type: 'application/json', limit: limitBytes });
+  const parse: RequestHandler = (req, res, next) =>
+    read(req, res, (err?: unknown) => {
+      if (err || !Buffer.isBuffer(req.body)) return next(err);
+      try {
+        req.body = parsed(req, req.body);
+      } catch (refusal) {
+        return next(refusal);
+      }
+      next();
+    });
   return (req: Request, res: Response, next: NextFunction) => {
     if (!READS_BODY.has(req.method)) {
       // galaxy's handlers of these never read a body: it is not parsed, nor refused for what it
