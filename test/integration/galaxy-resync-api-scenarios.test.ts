@@ -462,6 +462,7 @@ describe('TestCheckReleasableAndStatus: releasable and status in GET /v1/ip, wit
   test.each<[string, string, boolean, string | undefined]>([
     ['case 0: a pool’s parked address', 'pool__pool1_', true, 'Deleted'],
     ['case 1: a Deployment’s parked address', 'dp_demo_dep1_', true, 'Deleted'],
+    ['case 1, as galaxy builds it: no namespace', 'dp__dep1_', true, 'Deleted'],
     ['case 2: a key naming no pod, app or pool', 'hello', false, undefined],
     ['case 3: the pod exists and runs', 'sts_demo_dep1_xx-1', false, 'Running'],
     ['case 4: the pod does not exist', 'sts_demo_dep1_xx-2', true, 'Deleted'],
