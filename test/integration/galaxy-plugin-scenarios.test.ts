@@ -6,7 +6,7 @@
 // calls, FloatingIP objects, pod annotations, REST answers). Each test is named after galaxy's.
 // Where floatip deliberately differs and the README says so, the documented answer is asserted,
 // with the README section cited.
-import { ApiextensionsV1Api, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
 import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
 import { eventually } from './helpers.js';
@@ -350,29 +350,8 @@ describe('filter_test.go', () => {
   });
 
   test('TestFilterForCRDPod: custom workloads: never needs an ordinal name, immutable a scalable kind', async () => {
-    const ext = world.server.kubeConfig().makeApiClient(ApiextensionsV1Api);
     const crd = (plural: string, kind: string, version: string, scalable: boolean) =>
-      ext.createCustomResourceDefinition({
-        body: {
-          metadata: { name: `${plural}.test.org` },
-          spec: {
-            group: 'test.org',
-            scope: 'Namespaced',
-            names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-            versions: [
-              {
-                name: version,
-                served: true,
-                storage: true,
-                schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
-                subresources: scalable
-                  ? { scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } }
-                  : {},
-              },
-            ],
-          },
-        },
-      });
+      world.customWorkloadKind({ group: 'test.org', kind, plural, version, scalable });
     await crd('foos', 'Foo', 'v2', true);
     await crd('notscalables', 'NotScalable', 'v1', false);
     const foo = { apiVersion: 'test.org/v2', kind: 'Foo', name: 'crd-xxx' };

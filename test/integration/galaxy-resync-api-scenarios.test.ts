@@ -6,8 +6,6 @@
 // from the API server (FloatingIP objects, pod annotations) and from the REST API. Each test is
 // named after the galaxy test it plays; a table case is named by its row. Where floatip answers
 // otherwise on purpose, the README section saying so is cited beside the assertion.
-import { ApiextensionsV1Api } from '@kubernetes/client-node';
-import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 
@@ -67,43 +65,6 @@ async function resync(): Promise<void> {
   await world.settle();
 }
 
-/**
- * A StatefulSet whose pod template asks for the floating IP resource, as galaxy's resync test builds
- * it (its template is the pod's spec).
- */
-async function statefulSetAskingForIPs(name: string, replicas: number, asks = true): Promise<void> {
-  await world.apps.createNamespacedStatefulSet({
-    namespace: 'ns1',
-    body: {
-      metadata: { name },
-      spec: {
-        replicas,
-        serviceName: name,
-        selector: { matchLabels: { app: name } },
-        template: {
-          metadata: { labels: { app: name } },
-          spec: {
-            containers: [
-              {
-                name: 'c',
-                image: 'pause',
-                resources: asks
-                  ? { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } }
-                  : {},
-              },
-            ],
-          },
-        },
-      },
-    },
-  });
-  if (world.floatip.cluster.watchingWorkloads)
-    await eventually(
-      'the statefulset to reach floatip',
-      async () => world.floatip.cluster.statefulSets.get('ns1', name) !== undefined,
-    );
-}
-
 const policyOf = (policy: Policy) =>
   policy === 'default' ? {} : { policy: policy as 'immutable' | 'never' };
 
@@ -152,7 +113,7 @@ describe('TestResyncStsPod: an address left by StatefulSet pod sts-xxx-0 after a
     ['case 6: never, the app at 1 replica → kept', 'never', false, 1, 'kept'],
     ['case 7: never, the app does not exist → kept', 'never', false, undefined, 'kept'],
   ])('%s', async (_case, policy, createPod, replicas, expected) => {
-    if (replicas !== undefined) await statefulSetAskingForIPs('sts-xxx', replicas);
+    if (replicas !== undefined) await world.statefulSet('sts-xxx', replicas);
     if (createPod)
       await world.pod({
         name: 'sts-xxx-0',
@@ -222,28 +183,7 @@ describe('TestStsReleasePolicy: StatefulSet pod dp-xxx-0 bound, then deleted', (
 test('TestGetGroupVersionResource: an immutable pod of a scalable custom kind is kept while its object wants it, released past its replicas', async () => {
   // galaxy finds the CRD of a key's prefix (`foo_`) to read the workload's replicas; from outside, a
   // pod of kind Foo with policy immutable keeps its address only if that lookup worked
-  const ext = world.server.kubeConfig().makeApiClient(ApiextensionsV1Api);
-  await ext.createCustomResourceDefinition({
-    body: {
-      metadata: { name: 'foos.foo.example.com' },
-      spec: {
-        group: 'foo.example.com',
-        scope: 'Namespaced',
-        names: { plural: 'foos', singular: 'foo', kind: 'Foo', listKind: 'FooList' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
-            subresources: {
-              scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
-            },
-          },
-        ],
-      },
-    },
-  });
+  await world.customWorkloadKind({ group: 'foo.example.com', kind: 'Foo', plural: 'foos' });
   await world.custom.createNamespacedCustomObject({
     group: 'foo.example.com',
     version: 'v1',

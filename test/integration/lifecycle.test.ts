@@ -1,6 +1,6 @@
 // Release policies in motion (docs/galaxy.md#the-release-table, docs/galaxy.md#pod-events-release-queue-and-resync): the test plays kube's controllers and kubelet on
 // the embedded API server; floatip reacts as in a cluster. One scenario per row, numbered.
-import { ApiextensionsV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { REQUEUED_ANNOTATION } from '../../src/controller/requeue.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
@@ -177,28 +177,7 @@ describe('E6-3 bare pods and custom workloads', () => {
   });
 
   test('E6-3b a scalable custom workload (scale subresource, served at its own version) keeps addresses by index', async () => {
-    const ext = world.server.kubeConfig().makeApiClient(ApiextensionsV1Api);
-    await ext.createCustomResourceDefinition({
-      body: {
-        metadata: { name: 'tapps.apps.tkestack.io' },
-        spec: {
-          group: 'apps.tkestack.io',
-          scope: 'Namespaced',
-          names: { kind: 'TApp', plural: 'tapps', singular: 'tapp', listKind: 'TAppList' },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
-              subresources: {
-                scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
-              },
-            },
-          ],
-        },
-      },
-    });
+    await world.customWorkloadKind({ group: 'apps.tkestack.io', kind: 'TApp', plural: 'tapps' });
     const custom = world.server.kubeConfig().makeApiClient(CustomObjectsApi);
     await custom.createNamespacedCustomObject({
       group: 'apps.tkestack.io',

@@ -4,6 +4,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  ApiextensionsV1Api,
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -299,6 +300,47 @@ export class World {
    */
   private async workloadsEventually(what: string, check: () => Promise<boolean>): Promise<void> {
     if (this.floatip.cluster.watchingWorkloads) await eventually(what, check);
+  }
+
+  /**
+   * A custom workload kind: its CRD (namespaced, any fields), served at `version`, with the scale
+   * subresource when `scalable` (what makes its pods' `immutable` policy possible, as in galaxy).
+   */
+  async customWorkloadKind(kind: {
+    group: string;
+    kind: string;
+    plural: string;
+    version?: string;
+    scalable?: boolean;
+  }): Promise<void> {
+    const ext = this.server.kubeConfig().makeApiClient(ApiextensionsV1Api);
+    await ext.createCustomResourceDefinition({
+      body: {
+        metadata: { name: `${kind.plural}.${kind.group}` },
+        spec: {
+          group: kind.group,
+          scope: 'Namespaced',
+          names: {
+            kind: kind.kind,
+            plural: kind.plural,
+            singular: kind.kind.toLowerCase(),
+            listKind: `${kind.kind}List`,
+          },
+          versions: [
+            {
+              name: kind.version ?? 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+              subresources:
+                kind.scalable === false
+                  ? {}
+                  : { scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
+            },
+          ],
+        },
+      },
+    });
   }
 
   async statefulSet(name: string, replicas: number, namespace = 'ns1'): Promise<void> {
