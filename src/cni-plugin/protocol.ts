@@ -278,15 +278,54 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
     delegateTimeoutMs: seconds(raw.delegateTimeoutSeconds, 'delegateTimeoutSeconds', 30, true),
     stateDir: (raw.stateDir as string | undefined) ?? DEFAULT_STATE_DIR,
     args: isObject(raw.args) ? raw.args : undefined,
-    prevResult: isObject(raw.prevResult) ? (raw.prevResult as unknown as Result) : undefined,
+    prevResult: isObject(raw.prevResult) ? fromPre030(raw.prevResult) : undefined,
     validAttachments: Array.isArray(valid)
       ? valid.filter(isObject).map((a) => ({ containerID: String(a.containerID), ifname: String(a.ifname) }))
       : undefined,
   };
 }
 
+/**
+ * A 0.1.0/0.2.0 result (`ip4`, `ip6`: galaxy's own plugins answer so, and galaxy's daemon hands a
+ * pod's previous network's result on as it came) read as the 0.3.0 one libcni converts it to: its
+ * addresses in `ips`, its routes in `routes`. Read as a later result, it had neither, and ADD's
+ * answer dropped the previous plugin's address.
+ */
+function fromPre030(prev: Record<string, unknown>): Result {
+  if (prev.ips !== undefined || (prev.ip4 === undefined && prev.ip6 === undefined)) {
+    return prev as unknown as Result;
+  }
+  const ips: IPConfig[] = [];
+  const routes: Route[] = [];
+  for (const [family, version] of [
+    ['ip4', '4'],
+    ['ip6', '6'],
+  ] as const) {
+    const config = prev[family] as { ip: string; gateway?: unknown; routes?: Route[] } | undefined;
+    if (config === undefined) continue;
+    ips.push({
+      version,
+      address: config.ip,
+      ...(typeof config.gateway === 'string' && config.gateway !== '' ? { gateway: config.gateway } : {}),
+    });
+    for (const { dst, gw } of config.routes ?? [])
+      routes.push({ dst, ...(typeof gw === 'string' ? { gw } : {}) });
+  }
+  const { ip4: _4, ip6: _6, ...rest } = prev;
+  return { ...rest, ips, routes } as unknown as Result;
+}
+
 function validPrevResult(value: unknown): boolean {
   if (!isObject(value)) return false;
+  // a 0.1.0/0.2.0 result: an address per family, each with its routes
+  const pre030 = (config: unknown) =>
+    config === undefined ||
+    (isObject(config) &&
+      typeof config.ip === 'string' &&
+      (config.routes === undefined ||
+        (Array.isArray(config.routes) &&
+          config.routes.every((r) => isObject(r) && typeof r.dst === 'string'))));
+  if (!pre030(value.ip4) || !pre030(value.ip6)) return false;
   const { interfaces, ips, routes } = value;
   const listOf = (list: unknown, ok: (item: Record<string, unknown>) => boolean) =>
     list === undefined || (Array.isArray(list) && list.every((item) => isObject(item) && ok(item)));
