@@ -54,12 +54,18 @@ function ipinfo(cidr: string, vlan: number): Record<string, unknown> {
  * The CNI_* variables as galaxy's e2e helper sets them: `CNI_ARGS` is only galaxy's argument string
  * (`ipinfos=[...]`, no IgnoreUnknown), the namespace under /var/run/netns, eth0.
  */
-function galaxyEnv(command: string, containerId: string, pod: string, cniArgs = ''): Record<string, string> {
+function galaxyEnv(
+  command: string,
+  containerId: string,
+  pod: string,
+  cniArgs = '',
+  ifname = 'eth0',
+): Record<string, string> {
   return {
     CNI_COMMAND: command,
     CNI_CONTAINERID: containerId,
     CNI_NETNS: pod === '' ? '' : `/var/run/netns/${pod}`,
-    CNI_IFNAME: 'eth0',
+    CNI_IFNAME: ifname,
     CNI_PATH: CNI_BIN,
     CNI_ARGS: cniArgs,
   };
@@ -330,6 +336,62 @@ test('galaxy cni request: kubelet’s CNI_ARGS without K8S_POD_UID read the pod�
   expect(await inet(pod, 'eth0')).toEqual(['192.168.0.72/26']);
   const del2 = await onNode(galaxyEnv('DEL', 'test_req2', pod, daemon), galaxyConfig());
   expect({ code: del2.code, stdout: del2.stdout }).toEqual({ code: 0, stdout: '' });
+  expect(await links(pod)).toEqual(['lo']);
+  expect(stateFiles()).toEqual([]);
+}, 60_000);
+
+// galaxy e2e/cni-request/request_test.go's answer is galaxy-flannel's 0.2.0 result (`ip4`). galaxy's
+// daemon configures a pod's networks in order and hands each the previous one's result as its
+// prevResult, as it came: floatip-cni as a pod's second network (eth1, after galaxy-flannel's eth0)
+// gets that 0.2.0 result, and passes it on ahead of its own (README: ADD after another plugin in a
+// chain passes that plugin's prevResult on).
+test('galaxy daemon chain: after galaxy-flannel, its 0.2.0 result (ip4 with routes) is passed on ahead of floatip-cni’s eth1', async () => {
+  const pod = await lab.addNamespace('chain');
+  const flannel = {
+    cniVersion: '0.2.0',
+    ip4: {
+      ip: '172.16.59.5/24',
+      gateway: '172.16.59.1',
+      routes: [
+        { dst: '172.16.0.0/13', gw: '172.16.59.1' },
+        { dst: '0.0.0.0/0', gw: '172.16.59.1' },
+      ],
+    },
+    dns: {},
+  };
+  const args = ipinfosArg(ipinfo('192.168.0.73/26', 0));
+  const config = galaxyConfig({ prevResult: flannel });
+  const result = added(await onNode(galaxyEnv('ADD', 'test_chain', pod, args, 'eth1'), config));
+  expect(result).toEqual({
+    cniVersion: '0.4.0',
+    interfaces: [
+      {
+        name: 'eth1',
+        mac: expect.stringMatching(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/),
+        sandbox: `/var/run/netns/${pod}`,
+      },
+    ],
+    ips: [
+      { version: '4', address: '172.16.59.5/24', gateway: '172.16.59.1' },
+      { version: '4', interface: 0, address: '192.168.0.73/26', gateway: '192.168.0.65' },
+    ],
+    routes: [
+      { dst: '172.16.0.0/13', gw: '172.16.59.1' },
+      { dst: '0.0.0.0/0', gw: '172.16.59.1' },
+      { dst: '0.0.0.0/0', gw: '192.168.0.65' },
+    ],
+    dns: {},
+  });
+  expect(await inet(pod, 'eth1')).toEqual(['192.168.0.73/26']);
+  const del = await onNode(galaxyEnv('DEL', 'test_chain', pod, args, 'eth1'), config);
+  expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });
+  expect(await links(pod)).toEqual(['lo']);
+  expect(stateFiles()).toEqual([]);
+
+  // a 0.2.0 result whose ip4 is no address is no result: refused before any interface is made
+  const broken = galaxyConfig({ prevResult: { cniVersion: '0.2.0', ip4: { ip: 5 } } });
+  const refused = await onNode(galaxyEnv('ADD', 'test_chain', pod, args, 'eth1'), broken);
+  expect({ code: refused.code, errorCode: refused.out.code }).toEqual({ code: 1, errorCode: 7 });
   expect(await links(pod)).toEqual(['lo']);
   expect(stateFiles()).toEqual([]);
 }, 60_000);
