@@ -154,9 +154,7 @@ const stateFiles = (): string[] =>
   existsSync(join(state, 'myvlan')) ? readdirSync(join(state, 'myvlan')) : [];
 
 beforeAll(async () => {
-  // built under this checkout (its node_modules may be another tree's link, which stays untouched)
-  const out = mkdtempSync(join(new URL('../../', import.meta.url).pathname, '.cni-build-'));
-  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin(out)]);
+  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
   server = await startPodSource();
   state = mkdtempSync(join(tmpdir(), 'floatip-cni-galaxy-'));
   ({ node, master } = await lab.nodeWithMaster());
