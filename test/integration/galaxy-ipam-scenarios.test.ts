@@ -167,6 +167,22 @@ test('TestConfigurePool: the 39 configured addresses are listed free, free since
   expect(items).toHaveLength(39);
   // none allocated: no pod, no pool, no policy on any item
   expect(items.filter((i) => i.podName || i.poolName || i.policy)).toEqual([]);
+  // IP ascending, as numbers (README "Compatibility with galaxy-ipam (REST)": galaxy sorts them as
+  // text, 10.173.13.10 before 10.173.13.2)
+  expect(items.slice(0, 3).map(ipOf)).toEqual(['10.0.70.2', '10.0.70.3', '10.0.70.4']);
+  expect(items.slice(28).map(ipOf)).toEqual([
+    '10.49.27.218',
+    '10.173.13.2',
+    '10.173.13.10',
+    '10.173.13.11',
+    '10.173.13.12',
+    '10.173.13.13',
+    '10.173.13.15',
+    '10.180.154.2',
+    '10.180.154.3',
+    '10.180.154.7',
+    '10.180.154.8',
+  ]);
   const free205 = items.find((i) => i.ip === '10.49.27.205');
   expect(free205).toBeDefined();
   // galaxy: an unallocated address's updateTime is the moment ConfigurePool ran
@@ -188,11 +204,81 @@ test('TestConfigurePoolWithAllocatedIP: a reserved object galaxy left is loaded 
     );
   });
   expect(await one('10.49.27.205')).toMatchObject({ ip: '10.49.27.205', key: 'pod2', reserved: true });
+  // galaxy's ByKeyword reads raw keys: one that names no pod (`pod2`) is listed all the same, with no
+  // parts, no status, not releasable (omitted), its update time the object's (spec §9.1, §9.2)
+  expect((await listIPs('keyword=pod2')).items).toEqual([
+    { ip: '10.49.27.205', policy: 0, updateTime: '2020-01-01T00:00:00Z' },
+  ]);
   expect(await boundAddress('node1', 'p1')).toBe('10.49.27.216');
   // the object is not rewritten: galaxy's own labels and spec stay
   const obj = (await objects()).find((o) => o.metadata.name === '10.49.27.205')!;
   expect(obj.metadata.labels).toEqual({ reserved: '', ipType: 'internalIP' });
   expect(obj.spec).toMatchObject({ key: 'pod2', policy: 0, attribute: '' });
+});
+
+test('TestConfigurePoolWithAllocatedIP: odd objects galaxy left are loaded at start: an old plain attribute, none, one outside every range', async () => {
+  await world.restartFloatip(async () => {
+    // an older galaxy's attribute (a plain string, ipam_crd_test.go's "212"): not JSON, so no node
+    // nor pod UID (spec §2.3: parse errors are logged and the attrs left empty)
+    await world.createFloatingIP('10.49.27.205', { key: 'sts_ns1_pod_pod-1', policy: 2, attribute: '212' });
+    await world.createFloatingIP('10.49.27.216', { key: 'sts_ns1_pod_pod-2', policy: 1, attribute: '' });
+    // outside every range: galaxy's ConfigurePool deletes the object; floatip keeps it as an orphan
+    // (README "Compatibility with galaxy-ipam": removing IPs from the config ... kept as orphans)
+    await world.createFloatingIP('172.16.1.145', { key: 'sts_ns1_pod_pod-3', policy: 2 });
+  });
+  expect(await one('10.49.27.205')).toMatchObject({
+    key: 'sts_ns1_pod_pod-1',
+    policy: 2,
+    nodeName: '',
+    podUid: '',
+  });
+  expect(await one('10.49.27.216')).toMatchObject({
+    key: 'sts_ns1_pod_pod-2',
+    policy: 1,
+    nodeName: '',
+    podUid: '',
+  });
+  expect(await one('172.16.1.145')).toMatchObject({ key: 'sts_ns1_pod_pod-3', configured: false });
+  expect(await objectKeys()).toEqual({
+    '10.49.27.205': 'sts_ns1_pod_pod-1',
+    '10.49.27.216': 'sts_ns1_pod_pod-2',
+    '172.16.1.145': 'sts_ns1_pod_pod-3',
+  });
+  // the attribute is left as galaxy wrote it until the address is written again
+  const obj = (await objects()).find((o) => o.metadata.name === '10.49.27.205')!;
+  expect(obj.spec.attribute).toBe('212');
+  expect(await boundAddress('node1', 'p1')).toBe('10.49.27.217');
+});
+
+test('TestConfigurePool (a ConfigMap change): a held address removed from the ranges stays held, and is used again once configured', async () => {
+  expect(await boundAddress('node1', 'p1')).toBe('10.49.27.205');
+  const configure = async (ips: string[]) => {
+    await world.core.replaceNamespacedConfigMap({
+      name: 'floatingip-config',
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: 'floatingip-config', namespace: 'kube-system' },
+        data: { floatingips: JSON.stringify([{ ...CONFIG[0], ips }, ...CONFIG.slice(1)]) },
+      },
+    });
+  };
+  await configure(['10.49.27.216~10.49.27.218']);
+  await eventually('the new ranges to apply', async () => (await one('10.49.27.205')).configured === false);
+  // galaxy's ConfigurePool deletes the object of an address no range holds, even in use; floatip
+  // keeps it as an orphan (README "Compatibility with galaxy-ipam")
+  expect(await objectKeys()).toEqual({ '10.49.27.205': expect.stringMatching(/_p1$/) });
+  const entry = (await subnets()).find((e) => e.subnet === '10.49.27.0/24')!;
+  expect(entry).toMatchObject({ total: '3', free: '3', allocated: 0, orphaned: 1 });
+  expect((await listIPs('size=100')).total).toBe(39);
+  await configure(['10.49.27.205', '10.49.27.216~10.49.27.218']);
+  await eventually('the old ranges to apply', async () => (await one('10.49.27.205')).configured === true);
+  expect((await subnets()).find((e) => e.subnet === '10.49.27.0/24')).toMatchObject({
+    total: '4',
+    free: '3',
+    allocated: 1,
+    orphaned: 0,
+  });
+  expect(await boundAddress('node1', 'p2')).toBe('10.49.27.216');
 });
 
 test('TestAllocateSpecificIP: the object written for a never-policy pod: key, attribute {NodeName, Uid}, policy 2, no labels', async () => {
@@ -216,6 +302,43 @@ test('TestAllocateSpecificIP: the object written for a never-policy pod: key, at
     policy: 2,
     attribute: JSON.stringify({ NodeName: 'node1', Uid: pod.metadata!.uid }),
   });
+});
+
+/** A pod of Deployment dp (1 replica, never) bound on node1, then deleted: its address parked at the app. */
+async function parkedAtApp(): Promise<string> {
+  await world.deployment('dp', 1);
+  const { error } = await bindTo('node1', {
+    name: 'dp-xxx-yy',
+    owner: { kind: 'ReplicaSet', name: 'dp-xxx' },
+    policy: 'never',
+  });
+  expect(error).toBe('');
+  const [ip] = await world.addressesOf('dp-xxx-yy');
+  await world.deletePod('dp-xxx-yy');
+  await world.settle();
+  return ip!;
+}
+
+test('TestReserveIP: a parked address moves to the app’s key, its policy kept', async () => {
+  const ip = await parkedAtApp();
+  const obj = (await objects()).find((o) => o.metadata.name === ip)!;
+  expect({ key: obj.spec.key, policy: obj.spec.policy }).toEqual({ key: 'dp_ns1_dp_', policy: 2 });
+  expect((await listIPs('keyword=dp-xxx-yy')).items).toEqual([]);
+  expect((await listIPs('keyword=dp_ns1_dp_')).items.map(ipOf)).toEqual([ip]);
+});
+
+test('TestAllocateInSubnetWithKey: the next pod takes the parked address under its own key; the old key holds nothing', async () => {
+  const ip = await parkedAtApp();
+  const { pod, error } = await bindTo('node1', {
+    name: 'dp-xxx-zz',
+    owner: { kind: 'ReplicaSet', name: 'dp-xxx' },
+    policy: 'never',
+  });
+  expect(error).toBe('');
+  expect(await world.addressesOf('dp-xxx-zz')).toEqual([ip]);
+  expect(await objectKeys()).toEqual({ [ip]: 'dp_ns1_dp_dp-xxx-zz' });
+  const obj = (await objects()).find((o) => o.metadata.name === ip)!;
+  expect(obj.spec.attribute).toBe(JSON.stringify({ NodeName: 'node1', Uid: pod.metadata!.uid }));
 });
 
 /** galaxy's allocateSomeIPs as galaxy's own IPAM would have written them, for pods that no longer exist. */
@@ -531,4 +654,23 @@ test('TestDeleteFloatingIPEvent: deleting an operator’s reserved object frees 
   );
   expect(await one('10.49.27.205')).toMatchObject({ key: '', reserved: false });
   expect(await boundAddress('node1', 'p1')).toBe('10.49.27.205');
+});
+
+// ---- ipam_test.go: TestEmptyFloatingIPConf, in a world of its own
+
+describe('TestEmptyFloatingIPConf', () => {
+  let empty: World;
+  afterEach(() => empty.checkAndStop());
+  test('an empty list of floating IPs is a configuration: floatip is ready, and every node fails for want of a node subnet', async () => {
+    empty = await World.start({ config: [] });
+    await empty.node('node1', '10.49.27.3');
+    const ready = await fetch(`${empty.floatip.extenderUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    const pod = await empty.pod({ name: 'p1' });
+    expect((await empty.filter(pod, ['node1'])).failed).toEqual({
+      node1: 'FloatingIPPlugin:NoFIPConfigNode',
+    });
+    const { json } = await empty.rest('GET', '/v1/ip');
+    expect(json).toMatchObject({ totalElements: 0 });
+  });
 });
