@@ -262,6 +262,7 @@ test('TestConfigurePool (a ConfigMap change): a held address removed from the ra
       },
     });
   };
+  const reconfigured = Date.now();
   await configure(['10.49.27.216~10.49.27.218']);
   await eventually('the new ranges to apply', async () => (await one('10.49.27.205')).configured === false);
   // galaxy's ConfigurePool deletes the object of an address no range holds, even in use; floatip
@@ -269,7 +270,11 @@ test('TestConfigurePool (a ConfigMap change): a held address removed from the ra
   expect(await objectKeys()).toEqual({ '10.49.27.205': expect.stringMatching(/_p1$/) });
   const entry = (await subnets()).find((e) => e.subnet === '10.49.27.0/24')!;
   expect(entry).toMatchObject({ total: '3', free: '3', allocated: 0, orphaned: 1 });
-  expect((await listIPs('size=100')).total).toBe(39);
+  const { total, items } = await listIPs('size=100');
+  expect(total).toBe(39);
+  // galaxy stamps every free address with the time a configuration is applied
+  const free = items.find((i) => i.ip === '10.49.27.216')!;
+  expect(Date.parse(free.updateTime as string)).toBeGreaterThanOrEqual(reconfigured);
   await configure(['10.49.27.205', '10.49.27.216~10.49.27.218']);
   await eventually('the old ranges to apply', async () => (await one('10.49.27.205')).configured === true);
   expect((await subnets()).find((e) => e.subnet === '10.49.27.0/24')).toMatchObject({
@@ -523,6 +528,14 @@ describe('TestAllocateInSubnetsAndIPRange: one address per request_ip_range grou
     ],
     ['case 6: node1IPNet has not 10.50.0.1', 'node1', [['10.49.27.216'], ['10.50.0.1']], []],
     ['case 7: node2IPNet has not 10.49.27.216', 'node2', [['10.49.27.216']], []],
+    // not galaxy's row (its choice within a group is random): lower addresses first, as numbers
+    // (README "How addresses are decided")
+    [
+      'IPv4 order: 10.173.13.2 before 10.173.13.10',
+      'node2',
+      [['10.173.13.10~10.173.13.13', '10.173.13.2']],
+      ['10.173.13.2'],
+    ],
   ] as [string, string, string[][] | undefined, string[]][])('%s', async (_name, node, ranges, expected) => {
     const { error } = await bindTo(node, { name: 'p1', ...(ranges ? { ranges } : {}) });
     if (expected.length === 0) {
@@ -616,7 +629,15 @@ test('TestAllocateInSubnetAndQueryRoutableSubnetByKey: a drained node subnet fai
 
 test('TestAddFloatingIPEventByUser: an operator’s reserved object holds its address; one outside every range is kept aside', async () => {
   await written('10.49.27.205', { key: 'pod2', policy: 0 }, { reserved: '' });
-  expect(await one('10.49.27.205')).toMatchObject({ key: 'pod2', reserved: true });
+  // held for its key, in node1's entry (galaxy's waitFor: key, reserve label, node subnets); its
+  // updateTime is the object's where galaxy shows when it saw it (docs/galaxy.md "Reserved addresses")
+  expect(await one('10.49.27.205')).toMatchObject({
+    key: 'pod2',
+    reserved: true,
+    policy: 0,
+    updateTime: '2020-01-01T00:00:00Z',
+    network: { entry: 0, subnet: '10.49.27.0/24', gateway: '10.49.27.1', vlan: 2 },
+  });
   expect(await boundAddress('node1', 'p1')).toBe('10.49.27.216');
   // galaxy logs `there is no ip 172.16.1.145 in unallocated map` and ignores it until its next
   // configuration, which deletes the object; floatip keeps an allocation outside the configuration

@@ -131,4 +131,17 @@ describe('ipam_test.go', () => {
     expect(nodeSubnet(allocator, '10.239.229.142')).toBe('10.239.228.0/22');
     expect(nodeSubnet(allocator, '10.239.230.32')).toBe('10.239.228.0/22');
   });
+
+  // galaxy sorts its pools by gateway, as numbers (spec §2.3), and looks a node's IP up in that order
+  // (§2.4): 10.0.9.1 comes before 10.0.10.1, which text order would put first
+  test('TestNodeSubnet: a node IP in two entries’ node subnets takes the one of the lower gateway, as numbers', () => {
+    const allocator = new Allocator(
+      parsePoolConfig([
+        { nodeSubnets: ['10.49.0.0/16'], ips: ['10.0.10.2'], subnet: '10.0.10.0/24', gateway: '10.0.10.1' },
+        { nodeSubnets: ['10.49.28.0/26'], ips: ['10.0.9.2'], subnet: '10.0.9.0/24', gateway: '10.0.9.1' },
+      ]),
+    );
+    expect(nodeSubnet(allocator, '10.49.28.3')).toBe('10.49.28.0/26');
+    expect(nodeSubnet(allocator, '10.49.29.3')).toBe('10.49.0.0/16');
+  });
 });
