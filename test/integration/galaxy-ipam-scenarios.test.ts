@@ -8,6 +8,8 @@
 // a table case by its row. Where floatip answers otherwise on purpose, the README section saying so
 // is cited beside the assertion.
 import type { V1Pod } from '@kubernetes/client-node';
+import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
+import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 
@@ -307,6 +309,43 @@ test('TestAllocateSpecificIP: the object written for a never-policy pod: key, at
     policy: 2,
     attribute: JSON.stringify({ NodeName: 'node1', Uid: pod.metadata!.uid }),
   });
+});
+
+test('TestAllocateSpecificIP (ipam_test.go): an address held by one pod is not taken by another whose annotation names it', async () => {
+  expect(await boundAddress('node1', 'pod1')).toBe('10.49.27.205');
+  // pod2 runs on node1 with an annotation naming pod1's address (written past the scheduler): galaxy's
+  // AllocateSpecificIP refuses (ErrNotUpdated), and pod1 keeps it
+  await world.core.createNamespacedPod({
+    namespace: 'ns1',
+    body: {
+      metadata: {
+        name: 'pod2',
+        annotations: {
+          [CNI_ARGS_ANNOTATION]: JSON.stringify({
+            common: { ipinfos: [{ ip: '10.49.27.205/24', vlan: 2, gateway: '10.49.27.1' }] },
+          }),
+        },
+      },
+      spec: {
+        nodeName: 'node1',
+        containers: [
+          {
+            name: 'c',
+            image: 'pause',
+            resources: { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } },
+          },
+        ],
+      },
+    },
+  });
+  await world.phase('pod2', 'Running');
+  await world.floatip.lifecycle.resync();
+  await world.floatip.lifecycle.resync();
+  await world.settle();
+  expect(await objectKeys()).toEqual({ '10.49.27.205': 'NULL_ns1_NULL_pod1' });
+  expect(await one('10.49.27.205')).toMatchObject({ key: 'NULL_ns1_NULL_pod1', nodeName: 'node1' });
+  // the consistency check reads annotations: pod2's names an address that is not its own
+  await world.deletePod('pod2');
 });
 
 /** A pod of Deployment dp (1 replica, never) bound on node1, then deleted: its address parked at the app. */
@@ -657,6 +696,8 @@ test('TestAddFloatingIPEventByIPAM: an object without the reserved label also ho
   // address is no longer offered to pods)
   await written('10.49.27.205', { key: 'pool__reserved-for-pod_' });
   expect(await one('10.49.27.205')).toMatchObject({ key: 'pool__reserved-for-pod_', reserved: false });
+  // galaxy's ByPrefix of the pool's key: the pool's addresses
+  expect((await listIPs('poolName=reserved-for-pod')).items.map(ipOf)).toEqual(['10.49.27.205']);
   expect(await boundAddress('node1', 'p1')).toBe('10.49.27.216');
 });
 
