@@ -10,6 +10,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
 import { DEFAULT_RESOURCE } from '../../src/pods/pod-facts.js';
+import { RANGE_POOLS, ROUTABLE_POOLS } from '../galaxy/test-config.js';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 
@@ -17,53 +18,14 @@ import { World } from './world.js';
 // 39 addresses): four routableSubnet entries, then three nodeSubnets entries, two of which serve
 // node subnet 10.49.28.0/26 from two pod subnets
 const CONFIG = [
-  {
-    routableSubnet: '10.49.27.0/24',
-    ips: ['10.49.27.205', '10.49.27.216~10.49.27.218'],
-    subnet: '10.49.27.0/24',
-    gateway: '10.49.27.1',
-    vlan: 2,
-  },
-  {
-    routableSubnet: '10.173.13.0/24',
-    ips: ['10.173.13.2', '10.173.13.10~10.173.13.13', '10.173.13.15'],
-    subnet: '10.173.13.0/24',
-    gateway: '10.173.13.1',
-    vlan: 2,
-  },
-  {
-    routableSubnet: '10.180.1.2/32',
-    ips: ['10.180.154.2~10.180.154.3'],
-    subnet: '10.180.154.0/24',
-    gateway: '10.180.154.1',
-    vlan: 3,
-  },
-  {
-    routableSubnet: '10.180.1.3/32',
-    ips: ['10.180.154.7~10.180.154.8'],
-    subnet: '10.180.154.0/24',
-    gateway: '10.180.154.1',
-    vlan: 3,
-  },
+  ...ROUTABLE_POOLS,
   {
     nodeSubnets: ['10.0.1.0/24', '10.0.2.0/24'],
     ips: ['10.0.70.2~10.0.70.20'],
     subnet: '10.0.70.0/24',
     gateway: '10.0.70.1',
   },
-  {
-    nodeSubnets: ['10.49.28.0/26', '10.49.29.0/24'],
-    ips: ['10.0.80.2~10.0.80.4'],
-    subnet: '10.0.80.0/24',
-    gateway: '10.0.80.1',
-  },
-  {
-    nodeSubnets: ['10.49.28.0/26'],
-    ips: ['10.0.81.2~10.0.81.4'],
-    subnet: '10.0.81.0/24',
-    gateway: '10.0.81.1',
-    vlan: 3,
-  },
+  ...RANGE_POOLS,
 ];
 
 // one node in each of galaxy's node subnets (node1IPNet ... node6IPNet2; node7IPNet is node6IPNet1),

@@ -9,55 +9,14 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
 import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
+import { RANGE_POOLS, ROUTABLE_POOLS } from '../galaxy/test-config.js';
 import { eventually } from './helpers.js';
 import { type PodSpec, World } from './world.js';
 
 // galaxy's test configuration (pkg/ipam/utils TestConfig): four entries by routableSubnet, plus the
 // two nodeSubnets entries its request_ip_range tests rely on (node5 in 10.49.28.0/26 can use
 // 10.0.80.0/24 and 10.0.81.0/24, node6 in 10.49.29.0/24 only 10.0.80.0/24).
-const CONFIG = [
-  {
-    routableSubnet: '10.49.27.0/24',
-    ips: ['10.49.27.205', '10.49.27.216~10.49.27.218'],
-    subnet: '10.49.27.0/24',
-    gateway: '10.49.27.1',
-    vlan: 2,
-  },
-  {
-    routableSubnet: '10.173.13.0/24',
-    ips: ['10.173.13.2', '10.173.13.10~10.173.13.13', '10.173.13.15'],
-    subnet: '10.173.13.0/24',
-    gateway: '10.173.13.1',
-    vlan: 2,
-  },
-  {
-    routableSubnet: '10.180.1.2/32',
-    ips: ['10.180.154.2~10.180.154.3'],
-    subnet: '10.180.154.0/24',
-    gateway: '10.180.154.1',
-    vlan: 3,
-  },
-  {
-    routableSubnet: '10.180.1.3/32',
-    ips: ['10.180.154.7~10.180.154.8'],
-    subnet: '10.180.154.0/24',
-    gateway: '10.180.154.1',
-    vlan: 3,
-  },
-  {
-    nodeSubnets: ['10.49.28.0/26', '10.49.29.0/24'],
-    ips: ['10.0.80.2~10.0.80.4'],
-    subnet: '10.0.80.0/24',
-    gateway: '10.0.80.1',
-  },
-  {
-    nodeSubnets: ['10.49.28.0/26'],
-    ips: ['10.0.81.2~10.0.81.4'],
-    subnet: '10.0.81.0/24',
-    gateway: '10.0.81.1',
-    vlan: 3,
-  },
-];
+const CONFIG = [...ROUTABLE_POOLS, ...RANGE_POOLS];
 
 // galaxy's createPluginTestNodes: node1 is drained (its /32 node subnet's two addresses are taken by
 // a pod that does not exist), node2 has no node subnet, node3 and node4 are good.

@@ -8,6 +8,7 @@ import {
   parsePoolConfig,
   serializePoolEntry,
 } from '../../../src/ipam/index.js';
+import { ROUTABLE_POOLS } from '../../galaxy/test-config.js';
 
 function problems(config: unknown): string[] {
   try {
@@ -72,24 +73,7 @@ describe('floatingip_test.go', () => {
 
 describe('ipam_test.go', () => {
   test('TestRoutableSubnet: node IPs inside and outside galaxy’s routable subnets', () => {
-    const allocator = new Allocator(
-      parsePoolConfig([
-        {
-          routableSubnet: '10.49.27.0/24',
-          ips: ['10.49.27.205', '10.49.27.216~10.49.27.218'],
-          subnet: '10.49.27.0/24',
-          gateway: '10.49.27.1',
-          vlan: 2,
-        },
-        {
-          routableSubnet: '10.173.13.0/24',
-          ips: ['10.173.13.2', '10.173.13.10~10.173.13.13', '10.173.13.15'],
-          subnet: '10.173.13.0/24',
-          gateway: '10.173.13.1',
-          vlan: 2,
-        },
-      ]),
-    );
+    const allocator = new Allocator(parsePoolConfig([ROUTABLE_POOLS[0], ROUTABLE_POOLS[1]]));
     expect(
       Object.fromEntries(
         ['10.173.13.3', '10.173.13.254', '10.173.14.1', '10.49.26.254', '10.49.27.1'].map((ip) => [
