@@ -195,7 +195,10 @@ function vlanFields(delegate: DelegateConfig, vlan: number): Record<string, unkn
   }
 }
 
-/** The delegate configuration of every pod interface; only the first carries default routes. */
+/**
+ * The delegate configuration of every pod interface; only the first carries default routes, one per
+ * family.
+ */
 export function planInterfaces(
   network: { name: string; delegate: DelegateConfig },
   firstIfname: string,
@@ -204,13 +207,13 @@ export function planInterfaces(
   const names = interfaceNames(firstIfname, groups.length);
   return groups.map((infos, i) => {
     const routes: { dst: string; gw: string }[] = [];
-    // a gateway shared by two ipinfos of the interface (galaxy's daemon hands over a pod's groups
-    // of one subnet without saying they are groups) is one route: the same route twice failed the
-    // delegate ("file exists") after it made the interface
+    // one default route per family, the first ipinfo's: galaxy's daemon hands over a pod's groups
+    // without saying they are groups, so two IPv4 ipinfos can share the interface. The same route
+    // twice failed the delegate ("file exists") after it made the interface, and two gateways gave
+    // the pod two defaults of which the kernel used the last
     for (const info of i === 0 ? infos : []) {
       const route = { dst: isIP(info.gateway) === 6 ? '::/0' : '0.0.0.0/0', gw: info.gateway };
-      if (info.gateway !== '' && !routes.some((r) => r.dst === route.dst && r.gw === route.gw))
-        routes.push(route);
+      if (info.gateway !== '' && !routes.some((r) => r.dst === route.dst)) routes.push(route);
     }
     return {
       ifname: names[i]!,

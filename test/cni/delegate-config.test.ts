@@ -34,6 +34,25 @@ test('the vlan delegate gets each ipinfo’s VLAN id, static IPAM with its addre
   ]);
 });
 
+test('ipinfos of two subnets of one family on one VLAN (galaxy’s daemon hands over groups unmarked): one interface, the first’s default route only', () => {
+  const network = { name: 'underlay', delegate: { type: 'macvlan', master: 'eth1' } };
+  const other = { ip: '10.49.28.7/24', vlan: 0, gateway: '10.49.28.1' };
+  const [planned, ...more] = planInterfaces(network, 'eth0', groupIPInfos([v4(205), other, v6(205)], false));
+  expect(more).toEqual([]);
+  expect(planned!.delegate.ipam).toEqual({
+    type: 'static',
+    addresses: [
+      { address: '10.49.27.205/24', gateway: '10.49.27.1' },
+      { address: '10.49.28.7/24', gateway: '10.49.28.1' },
+      { address: '2001:db8:27::205/64', gateway: '2001:db8:27::1' },
+    ],
+    routes: [
+      { dst: '0.0.0.0/0', gw: '10.49.27.1' },
+      { dst: '::/0', gw: '2001:db8:27::1' },
+    ],
+  });
+});
+
 test('request_ip_range groups: one interface per ipinfo, each its own VLAN, default routes on the first only', () => {
   const network = { name: 'underlay', delegate: { type: 'vlan', master: 'bond0' } };
   const planned = planInterfaces(network, 'eth0', groupIPInfos([v4(10, 2), v4(11, 3), v4(12, 0)], true));

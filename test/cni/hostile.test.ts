@@ -119,6 +119,33 @@ test('galaxy’s daemon hands over ipinfos of one subnet (a pod’s request_ip_r
   expect(await links(pod)).toEqual([]);
 });
 
+test('galaxy’s daemon hands over ipinfos of two subnets on one VLAN: one interface, one IPv4 default route, the first’s', async () => {
+  const pod = await lab.addNamespace('twonets');
+  const run = await runPlugin(
+    cniEnv(
+      'ADD',
+      't1',
+      pod,
+      handed(
+        { ip: '10.0.0.200/24', vlan: 0, gateway: '10.0.0.1' },
+        { ip: '10.0.1.3/24', vlan: 0, gateway: '10.0.1.1' },
+      ),
+    ),
+    config(),
+    node,
+  );
+  expect({ code: run.code, stdout: run.stdout }).toMatchObject({ code: 0 });
+  expect(run.out).toMatchObject({
+    ips: [{ address: '10.0.0.200/24' }, { address: '10.0.1.3/24' }],
+    routes: [{ dst: '0.0.0.0/0', gw: '10.0.0.1' }],
+  });
+  expect((await ip('-n', pod, 'route', 'show', 'default')).trim().split('\n')).toEqual([
+    expect.stringContaining('default via 10.0.0.1 dev eth0'),
+  ]);
+  expect((await runPlugin(cniEnv('DEL', 't1', pod), config(), node)).code).toBe(0);
+  expect(await links(pod)).toEqual([]);
+});
+
 test('ipinfos the delegate fails on after making the interface are refused first (code 102), and nothing is left', async () => {
   const pod = await lab.addNamespace('badinfo');
   const v4 = (n: number, extra: Record<string, unknown> = {}) => ({
