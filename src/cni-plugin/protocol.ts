@@ -186,7 +186,9 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
   if (typeof cniVersion !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(cniVersion)) {
     throw new CniError(
       Code.incompatibleVersion,
-      `cniVersion ${JSON.stringify(cniVersion)} is not supported`,
+      cniVersion === undefined
+        ? 'the network configuration has no cniVersion (libcni reads none as 0.1.0): give one floatip-cni supports'
+        : `cniVersion ${JSON.stringify(cniVersion)} is not supported`,
       `floatip-cni supports ${SUPPORTED_VERSIONS.join(', ')}`,
     );
   }

@@ -756,6 +756,14 @@ test('what the runtime got wrong: version, environment, configuration', async ()
     msg: 'cniVersion "0.2.0" is not supported',
     details: 'floatip-cni supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0',
   });
+  // galaxy's daemon configurations name no cniVersion; libcni reads that as 0.1.0
+  expect(
+    refusal('no cniVersion', await runPlugin(cniEnv('ADD', 'c1', 'x'), config({ cniVersion: undefined }))),
+  ).toMatchObject({
+    code: 1,
+    msg: 'the network configuration has no cniVersion (libcni reads none as 0.1.0): give one floatip-cni supports',
+    details: 'floatip-cni supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0',
+  });
   expect(
     refusal(
       'a container ID too long for its state file',
