@@ -169,7 +169,7 @@ test('TestConfigurePoolWithAllocatedIP: a reserved object galaxy left is loaded 
   });
   expect(await one('10.49.27.205')).toMatchObject({ ip: '10.49.27.205', key: 'pod2', reserved: true });
   // galaxy's ByKeyword reads raw keys: one that names no pod (`pod2`) is listed all the same, with no
-  // parts, no status, not releasable (omitted), its update time the object's (spec §9.1, §9.2)
+  // parts, no status, not releasable (omitted), its update time the object's (docs/galaxy.md#the-floatingip-item, docs/galaxy.md#listing-ips)
   expect((await listIPs('keyword=pod2')).items).toEqual([
     { ip: '10.49.27.205', policy: 0, updateTime: '2020-01-01T00:00:00Z' },
   ]);
@@ -183,7 +183,7 @@ test('TestConfigurePoolWithAllocatedIP: a reserved object galaxy left is loaded 
 test('TestConfigurePoolWithAllocatedIP: odd objects galaxy left are loaded at start: an old plain attribute, none, one outside every range', async () => {
   await world.restartFloatip(async () => {
     // an older galaxy's attribute (a plain string, ipam_crd_test.go's "212"): not JSON, so no node
-    // nor pod UID (spec §2.3: parse errors are logged and the attrs left empty)
+    // nor pod UID (docs/galaxy.md#floatingip-objects: an attribute it cannot parse is logged and left empty)
     await world.createFloatingIP('10.49.27.205', { key: 'sts_ns1_pod_pod-1', policy: 2, attribute: '212' });
     await world.createFloatingIP('10.49.27.216', { key: 'sts_ns1_pod_pod-2', policy: 1, attribute: '' });
     // outside every range: galaxy's ConfigurePool deletes the object; floatip keeps it as an orphan
@@ -261,7 +261,7 @@ test('TestAllocateSpecificIP: the object written for a never-policy pod: key, at
   const [obj, ...more] = await objects();
   expect(more).toEqual([]);
   // galaxy's stored test expects labels {ipType: internalIP} and spec.subnet: an older galaxy; the
-  // spec (§8.1, §3) says galaxy writes no labels since v1.0.8 and the CRD schema prunes spec.subnet.
+  // docs/galaxy.md#floatingip-objects and docs/galaxy.md#annotations-labels-and-resource-names say galaxy writes no labels since v1.0.8 and the CRD schema prunes spec.subnet.
   // floatip adds two labels for people (docs/galaxy.md "Annotations, labels and resource names")
   expect(obj!.metadata.name).toBe('10.49.27.205');
   expect(obj!.metadata.labels).toEqual({ 'floatip.io/node': 'node1', 'floatip.io/pod': 'pod1-0' });
@@ -405,7 +405,7 @@ test('TestReleaseIPs: of a matching key, another key, a free address and an unkn
     ],
   });
   // galaxy's IPAM reports the free and the unknown address unreleased too (with no key, and the
-  // caller's), but its REST API calls them released (spec §9.3); floatip lists them as unreleased,
+  // caller's), but its REST API calls them released (docs/galaxy.md#releasing-ips); floatip lists them as unreleased,
   // with why: README "Compatibility with galaxy-ipam (REST)" (unknown or already free)
   expect(r.status).toBe(202);
   expect(r.json).toMatchObject({

@@ -51,7 +51,7 @@ describe('floatingip_test.go', () => {
 
   // galaxy's test declares wrongStr (.205 next to .206~.208) but unmarshals confStr again, which
   // only fails there because it decodes into the already-filled struct: the scenario meant is
-  // wrongStr's, refused by galaxy's validation (spec §2.2: ranges must not be adjacent)
+  // wrongStr's, refused by galaxy's validation (docs/galaxy.md#entries-and-validation: ranges must not be adjacent)
   test('TestUnmarshalFloatingIP: adjacent ranges (wrongStr) are refused with galaxy’s message', () => {
     expect(
       problems([
@@ -116,8 +116,8 @@ describe('ipam_test.go', () => {
     expect(nodeSubnet(allocator, '10.239.230.32')).toBe('10.239.228.0/22');
   });
 
-  // galaxy sorts its pools by gateway, as numbers (spec §2.3), and looks a node's IP up in that order
-  // (§2.4): 10.0.9.1 comes before 10.0.10.1, which text order would put first
+  // galaxy sorts its pools by gateway, as numbers (docs/galaxy.md#configmap), and looks a node's IP up in that order
+  // (docs/galaxy.md#node-subnet-of-a-node): 10.0.9.1 comes before 10.0.10.1, which text order would put first
   test('TestNodeSubnet: a node IP in two entries’ node subnets takes the one of the lower gateway, as numbers', () => {
     const allocator = new Allocator(
       parsePoolConfig([
