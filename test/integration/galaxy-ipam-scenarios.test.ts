@@ -261,8 +261,9 @@ test('TestAllocateSpecificIP: the object written for a never-policy pod: key, at
   const [obj, ...more] = await objects();
   expect(more).toEqual([]);
   // galaxy's stored test expects labels {ipType: internalIP} and spec.subnet: an older galaxy; the
-  // docs/galaxy.md#floatingip-objects and docs/galaxy.md#annotations-labels-and-resource-names say galaxy writes no labels since v1.0.8 and the CRD schema prunes spec.subnet.
-  // floatip adds two labels for people (docs/galaxy.md "Annotations, labels and resource names")
+  // one floatip follows writes no labels, and its CRD prunes fields it does not list, spec.subnet
+  // among them (docs/galaxy.md#floatingip-objects). floatip adds two labels for people
+  // (docs/galaxy.md#annotations-labels-and-resource-names)
   expect(obj!.metadata.name).toBe('10.49.27.205');
   expect(obj!.metadata.labels).toEqual({ 'floatip.io/node': 'node1', 'floatip.io/pod': 'pod1-0' });
   expect(obj!.spec.subnet).toBeUndefined();
