@@ -40,15 +40,18 @@ export class CniError extends Error {
 export type Command = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'STATUS' | 'GC';
 const COMMANDS: readonly string[] = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'];
 
-/** `CNI_ARGS`: `K=V;K=V` (kubelet sends IgnoreUnknown, K8S_POD_NAMESPACE, _NAME, _UID, _INFRA_CONTAINER_ID). */
+/**
+ * `CNI_ARGS`: `K=V;K=V` (kubelet sends IgnoreUnknown, K8S_POD_NAMESPACE, _NAME, _UID, _INFRA_CONTAINER_ID),
+ * read as galaxy-k8s-vlan reads it (galaxy's cniutil.ParseCNIArgs), where floatip-cni takes its place:
+ * key and value trimmed of spaces, a pair without `=` skipped, the last of a repeated key kept. A
+ * pair without `=` was refused (code 4), failing an ADD that galaxy's plugin made.
+ */
 export function parseCniArgsEnv(text: string | undefined): Map<string, string> {
   const args = new Map<string, string>();
   for (const pair of (text ?? '').split(';')) {
-    if (pair === '') continue;
     const eq = pair.indexOf('=');
-    if (eq <= 0)
-      throw new CniError(Code.invalidEnvironment, `CNI_ARGS: ${JSON.stringify(pair)} is not KEY=VALUE`);
-    args.set(pair.slice(0, eq), pair.slice(eq + 1));
+    if (eq < 0) continue;
+    args.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
   }
   return args;
 }

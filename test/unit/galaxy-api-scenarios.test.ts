@@ -15,7 +15,7 @@ import {
   type IPInfo,
 } from '../../src/cni/args.js';
 import { podAddresses } from '../../src/cni-plugin/ipinfos.js';
-import { parseNetworkConfig, readEnvironment } from '../../src/cni-plugin/protocol.js';
+import { CniError, parseNetworkConfig, readEnvironment } from '../../src/cni-plugin/protocol.js';
 import { ReleasePolicy } from '../../src/ipam/index.js';
 import {
   POOL_ANNOTATION,
@@ -166,6 +166,28 @@ describe('cniutil/cni.go ParseCNIArgs (how galaxy-k8s-vlan reads CNI_ARGS, where
     const env = daemonEnv('K8S_POD_NAME=first;X=a=b;K8S_POD_NAME=app');
     expect(env.args.get('X')).toBe('a=b');
     expect(env.args.get('K8S_POD_NAME')).toBe('app');
+  });
+
+  test('spaces around keys and values are trimmed: the pod and the ipinfos are found', async () => {
+    const env = daemonEnv(` K8S_POD_NAMESPACE = demo ; K8S_POD_NAME=app ;ipinfos= ${GALAXY_IPINFOS_JSON} `);
+    expect(env.args.get('K8S_POD_NAMESPACE')).toBe('demo');
+    expect(env.args.get('K8S_POD_NAME')).toBe('app');
+    const { args } = await podAddresses(daemonNetwork(), env);
+    expect(args.ipinfos).toEqual(GALAXY_IPINFOS);
+  });
+
+  test('a pair without `=` is skipped, not refused: ADD goes on with the other arguments', async () => {
+    let env: ReturnType<typeof daemonEnv> | CniError;
+    try {
+      env = daemonEnv(
+        `IgnoreUnknown=1;K8S_POD_NAMESPACE=demo;stray;K8S_POD_NAME=app;ipinfos=${GALAXY_IPINFOS_JSON}`,
+      );
+    } catch (err) {
+      env = err as CniError;
+    }
+    expect(env).not.toBeInstanceOf(CniError);
+    const { args } = await podAddresses(daemonNetwork(), env as ReturnType<typeof daemonEnv>);
+    expect(args.ipinfos).toEqual(GALAXY_IPINFOS);
   });
 });
 
