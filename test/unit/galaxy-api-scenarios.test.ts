@@ -85,6 +85,14 @@ describe('constant_test.go', () => {
 });
 
 describe('constant.go (the code constant_test.go tests)', () => {
+  test('IPInfo as Go decodes it from `ipinfos=`: keys in any case, a missing vlan 0, other keys ignored', async () => {
+    const env = daemonEnv(
+      'K8S_POD_NAMESPACE=demo;K8S_POD_NAME=app;ipinfos=[{"IP":"192.168.0.2/16","VLAN":2,"Gateway":"192.168.0.1","routable_subnet":"10.0.0.0/24"},{"ip":"192.168.0.3/16","gateway":"192.168.0.1"}]',
+    );
+    const { args } = await podAddresses(daemonNetwork(), env);
+    expect(args.ipinfos).toEqual([GALAXY_IPINFOS[0], { ...GALAXY_IPINFOS[1], vlan: 0 }]);
+  });
+
   test("the annotation names are galaxy's", () => {
     expect(CNI_ARGS_ANNOTATION).toBe('k8s.v1.cni.galaxy.io/args');
     expect(RELEASE_POLICY_ANNOTATION).toBe('k8s.v1.cni.galaxy.io/release-policy');
