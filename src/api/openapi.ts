@@ -103,6 +103,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 const goQueryTypes: RequestHandler = (req, _res, next) => {
   const operation = (req as { openapi?: { schema?: { parameters?: QueryParameter[] } } }).openapi?.schema;
   const query = readQueries.get(req);
+  refuseUnknownDryRun(req, query, operation?.parameters ?? []);
   for (const p of operation?.parameters ?? []) {
     const value = query?.[p.name];
     if (p.in !== 'query' || value === undefined) continue;
@@ -118,6 +119,33 @@ const goQueryTypes: RequestHandler = (req, _res, next) => {
   }
   next();
 };
+
+/** `dryRun` however it is spelt: `dryrun`, `dry_run`, `Dry-Run`... */
+const looksLikeDryRun = (name: string) => name.replace(/[-_]/g, '').toLowerCase() === 'dryrun';
+
+/**
+ * Unknown parameters are ignored, as galaxy ignored them, except one that asks for a dry run where
+ * none will be made: `dryRun` is floatip's own (no galaxy client sends one), and a caller who wrote
+ * `?dryrun=true`, or `?dryRun=true` on a write without a dry run (`POST /v1/pool`), would otherwise
+ * see its request change what it names.
+ */
+function refuseUnknownDryRun(
+  req: Request,
+  query: Record<string, string> | undefined,
+  parameters: readonly QueryParameter[],
+): void {
+  if (req.method === 'GET' || req.method === 'HEAD') return;
+  const known = parameters.find((p) => p.in === 'query' && p.name === 'dryRun');
+  const found = Object.keys(query ?? {}).find((name) => looksLikeDryRun(name) && name !== known?.name);
+  if (found === undefined) return;
+  const asked = clipString(found);
+  throw new ApiError(
+    400,
+    known
+      ? `query.${asked}: unknown parameter; the dry run is asked with dryRun (case-sensitive), and without it ${req.method} ${req.path} changes what it names`
+      : `query.${asked}: ${req.method} ${req.path} has no dry run; without the parameter it changes what it names`,
+  );
+}
 
 /**
  * req.query as galaxy's Go server read the query string (query-string.ts), where a malformed one

@@ -141,6 +141,40 @@ describe('I2 POST /v1/ip names what it releases', () => {
   });
 });
 
+describe('I2c a dry run asked where none will be made', () => {
+  test('a misspelt dryRun on a release, or a dryRun on a pool write, is a 400 and changes nothing; on a read it is ignored', async () => {
+    await hold('10.0.100.2', 'pool__p1_');
+    const body = { ips: [{ ip: '10.0.100.2', poolName: 'p1' }] };
+    for (const name of ['dryrun', 'dry_run', 'Dry-Run', 'DRYRUN'])
+      expect(await answer('POST', `/v1/ip?${name}=true`, body)).toEqual([
+        400,
+        {
+          code: 400,
+          message: `bad request: query.${name}: unknown parameter; the dry run is asked with dryRun (case-sensitive), and without it POST /v1/ip changes what it names`,
+        },
+      ]);
+    expect(world.floatip.allocator.get('10.0.100.2')?.key).toBe('pool__p1_');
+    expect(await answer('POST', '/v1/pool?dryRun=true', { name: 'p8', size: 0 })).toEqual([
+      400,
+      {
+        code: 400,
+        message:
+          'bad request: query.dryRun: POST /v1/pool has no dry run; without the parameter it changes what it names',
+      },
+    ]);
+    expect((await answer('GET', '/v1/pool/p8'))[0]).toBe(404);
+    expect(await answer('POST', '/v1/pool', { name: 'p8', size: 0 })).toEqual([
+      200,
+      { code: 200, message: '' },
+    ]);
+    expect((await answer('DELETE', '/v1/pool/p8?dry_run=1'))[0]).toBe(400);
+    expect((await answer('GET', '/v1/pool/p8'))[0]).toBe(200);
+    // reads change nothing, and galaxy's rule stands for them: unknown parameters are ignored
+    expect((await answer('GET', '/v1/ip?dryrun=true'))[0]).toBe(200);
+    expect((await answer('GET', '/v1/pool/p8?dryRun=true'))[0]).toBe(200);
+  });
+});
+
 describe('I3 query strings read as galaxy read them (Go url.ParseQuery)', () => {
   test('I3a `+` is a space, escapes decode, reserved characters stand for themselves, the first repeat counts', async () => {
     await hold('10.0.100.2', 'sts_ns1_web_web-0');
