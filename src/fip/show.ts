@@ -80,7 +80,7 @@ export function holderFields(snapshot: Snapshot, h: Holder, releaseNow: string):
     h.state === 'reserved'
       ? 'nothing happens: floatip never releases a reserved address'
       : h.state === 'parked'
-        ? 'it has none: parked, it waits for the next pod of its app or pool (or the parked-address TTL, when one is set)'
+        ? 'it has none: parked, it waits for the next pod of its app or pool (an immutable one is released once its Deployment is gone, a never one of a gone app after the parked-address TTL, when one is set)'
         : `floatip will ${describeAction(whenPodGoes(snapshot, a))}`;
   return [
     ['IP', a.ip],

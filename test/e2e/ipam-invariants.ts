@@ -40,8 +40,8 @@ export async function unkeptProblems(
       .filter((d) => live(d) && (d.spec?.replicas ?? 1) > 0)
       .map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`),
   );
-  // but what is parked at the app's key stays, even once the app is gone or scaled to 0
-  // (docs/galaxy.md#parked-addresses-kept-forever): taken again if the app comes back
+  // but what is parked at the app's key stays while the app is scaled to 0, and until two resyncs
+  // find it gone (docs/galaxy.md#parked-addresses-kept-forever): taken again if the app comes back
   const replicas = new Map(
     statefulSets.items
       .filter(live)

@@ -434,3 +434,36 @@ test('E6-6 parked never addresses of a gone Deployment expire after --parked-ip-
     `released ${ip} from dp_ns1_app_ (by floatip lifecycle via ttl): parked longer than --parked-ip-ttl; its workload is gone`,
   ]);
 });
+
+test('E6-6b an immutable address parked for a Deployment is released once two resyncs find the Deployment gone, TTL or not, audited', async () => {
+  await world.deployment('app', 1);
+  const ip = await running(dp('app', 'a', 'immutable'));
+  await world.deletePod(dp('app', 'a').name);
+  await world.settle();
+  expect(world.held('dp_ns1_app_')).toEqual([ip]);
+  await world.floatip.lifecycle.resync();
+  await world.floatip.lifecycle.resync(); // its Deployment wants it: kept
+  expect(world.held('dp_ns1_app_')).toEqual([ip]);
+  await world.deleteDeployment('app');
+  await world.floatip.lifecycle.resync(); // gone once: a cache may lag, kept
+  expect(world.held('dp_ns1_app_')).toEqual([ip]);
+  await world.floatip.lifecycle.resync();
+  expect(world.held('dp_ns1_app_')).toEqual([]);
+  expect(await world.releasedEvents(ip)).toEqual([
+    `released ${ip} from dp_ns1_app_ (by floatip lifecycle via leak): parked for its Deployment, which is gone: immutable keeps it only while its app wants it`,
+  ]);
+});
+
+test('E6-6c a Deployment back between two resyncs keeps its parked immutable address', async () => {
+  await world.deployment('app', 1);
+  const ip = await running(dp('app', 'a', 'immutable'));
+  await world.deletePod(dp('app', 'a').name);
+  await world.settle();
+  await world.deleteDeployment('app');
+  await world.floatip.lifecycle.resync();
+  await world.deployment('app', 1);
+  await world.floatip.lifecycle.resync();
+  await world.floatip.lifecycle.resync();
+  expect(world.held('dp_ns1_app_')).toEqual([ip]);
+  expect(await world.releasedEvents(ip)).toEqual([]);
+});

@@ -85,7 +85,7 @@ test("show's fate of each state reads as one sentence", () => {
   };
   expect(fate('10.2.0.13')).toBe('nothing happens: floatip never releases a reserved address');
   expect(fate('10.2.0.11')).toBe(
-    'it has none: parked, it waits for the next pod of its app or pool (or the parked-address TTL, when one is set)',
+    'it has none: parked, it waits for the next pod of its app or pool (an immutable one is released once its Deployment is gone, a never one of a gone app after the parked-address TTL, when one is set)',
   );
   expect(fate('10.2.0.10')).toMatch(/^floatip will (release|park|keep) it/);
 });
