@@ -227,6 +227,14 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
   return errors
     .map((e) => {
       const field = fieldName(e.path);
+      // the validator's words when a path segment's escape is no escape (`/v1/ip/%zz`); Go's
+      // server refused such a request line with a 400 too
+      if (e.message === "malformed uri'") {
+        const escape = /%(?![0-9a-f]{2})[^/]{0,2}/i.exec(req.path)?.[0];
+        return escape === undefined
+          ? `path ${clipString(req.path)}: its escapes are not UTF-8`
+          : `path ${clipString(req.path)}: invalid URL escape ${JSON.stringify(escape)}`;
+      }
       if (e.errorCode === 'format.openapi.validation' && /format "ip"/.test(e.message)) {
         // galaxy's words first, as a script matching them expects; then which entry it was
         return `${goQuote(clipString(String(valueAt(req, e.path))))} is not a valid ip (${field})`;

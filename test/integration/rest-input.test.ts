@@ -218,6 +218,21 @@ describe('I3 query strings read as galaxy read them (Go url.ParseQuery)', () => 
         { code: 400, message: `bad request: ${message}` },
       ]);
     }
+    // and in a path, where the validator said `v1.ip.%zz: malformed uri'`
+    for (const [path, escape] of [
+      ['/v1/ip/%zz', '%zz'],
+      ['/v1/pool/p%', '%'],
+      ['/v1/pool/%e2%28%a1%zZ', '%zZ'],
+    ])
+      expect([path, ...(await answer('GET', path))]).toEqual([
+        path,
+        400,
+        { code: 400, message: `bad request: path ${path}: invalid URL escape "${escape}"` },
+      ]);
+    expect(await answer('GET', '/v1/pool/%e2%28')).toEqual([
+      400,
+      { code: 400, message: 'bad request: path /v1/pool/%e2%28: its escapes are not UTF-8' },
+    ]);
     expect(await answer('GET', '/v1/ip?keyword=a%3Bb')).toEqual([
       200,
       { last: true, totalElements: 0, totalPages: 0, first: true, numberOfElements: 0, size: 10, number: 0 },
