@@ -89,6 +89,23 @@ function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
   };
 }
 
+/** Two servers of this process told to listen on one port: which flags, before either listens. */
+function distinctPorts(flags: ServeFlags, embedded: boolean): void {
+  const ports: [string, number | undefined][] = [
+    ['--port', flags.port],
+    ['--api-port', flags.apiPort],
+    ['--health-port', flags.healthPort],
+    ['--webhook-port', flags.webhookPort],
+    // the embedded API server listens only without a cluster
+    ['--embedded-port', embedded ? flags.embeddedPort : undefined],
+  ];
+  const named = ports.filter(([, p]) => p !== undefined && p !== 0);
+  for (const [i, [flag, p]] of named.entries()) {
+    const other = named.slice(i + 1).find(([, q]) => q === p);
+    if (other) throw new Error(`${flag} and ${other[0]} are both ${p}: each server needs a port of its own`);
+  }
+}
+
 /** What this replica publishes on the Lease: the flag, else the pod IP (downward API) and the port. */
 function advertiseAddressOf(flags: ServeFlags): { advertiseAddress?: string } {
   if (flags.advertiseAddress) {
@@ -110,6 +127,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   const galaxy: GalaxyConfig = flags.config ? await loadGalaxyConfigFile(flags.config) : GALAXY_DEFAULTS;
   let embedded: EmbeddedApiServer | undefined;
   let kubeConfig = clusterOf(flags);
+  distinctPorts(flags, !kubeConfig);
   if (!kubeConfig) {
     embedded = await startApiServer({
       port: flags.embeddedPort,

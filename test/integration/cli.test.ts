@@ -188,6 +188,28 @@ test.each(['--port', '--api-port', '--embedded-port'])(
   30_000,
 );
 
+test('14b: two servers given one port stop start-up naming both flags, before anything listens', async () => {
+  const shared = await freePort();
+  const embedded = await freePort();
+  const { code, stderr } = await run(
+    'serve',
+    '--leader-elect=false',
+    '--log-level',
+    'silent',
+    '--port',
+    String(shared),
+    '--api-port',
+    String(shared),
+    '--embedded-port',
+    String(embedded),
+  );
+  expect({ code, stderr: stderr.trim() }).toEqual({
+    code: 1,
+    stderr: `floatip: --port and --api-port are both ${shared}: each server needs a port of its own`,
+  });
+  expect(await listening(embedded)).toBe(false);
+}, 30_000);
+
 test('15: floatip serve --master with a plain-HTTP API server serves it', async () => {
   const apiPort = await freePort();
   const apiserver = background('dev-apiserver', '--port', String(apiPort));

@@ -219,11 +219,12 @@ describe('I3 query strings read as galaxy read them (Go url.ParseQuery)', () => 
       ]);
     }
     // and in a path, where the validator said `v1.ip.%zz: malformed uri'`
-    for (const [path, escape] of [
+    const paths: [string, string][] = [
       ['/v1/ip/%zz', '%zz'],
       ['/v1/pool/p%', '%'],
       ['/v1/pool/%e2%28%a1%zZ', '%zZ'],
-    ])
+    ];
+    for (const [path, escape] of paths)
       expect([path, ...(await answer('GET', path))]).toEqual([
         path,
         400,
