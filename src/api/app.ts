@@ -201,7 +201,13 @@ function answerFor(err: unknown, req: Request): Answer {
   if (parser.type === 'entity.too.large')
     return { status: 413, detail: `the request body is over ${(err as { limit: number }).limit} bytes` };
   if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
-    return { status: parser.status, detail: parser.message ?? 'rejected' };
+    // a body its Content-Encoding does not inflate: which encoding, as the extender port says it
+    const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+    const inflating = parser.type === undefined && encoding && encoding !== 'identity';
+    return {
+      status: parser.status,
+      detail: `${inflating ? `${encoding} body: ` : ''}${parser.message ?? 'rejected'}`,
+    };
   }
   const kind = kindOf(err);
   if (kind) return { status: STATUS_OF_KIND[kind], detail: (err as Error).message };
