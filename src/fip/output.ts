@@ -52,7 +52,13 @@ function age(snapshot: Snapshot, ip: string, updateTime: number): string {
   return since ? shortAge(snapshot.now - since) : '-';
 }
 
-export function formatHolders(snapshot: Snapshot, list: readonly Holder[], wide: boolean): string {
+/** `list`, filtered out of `held` addresses in all: an empty list says which of the two is empty. */
+export function formatHolders(
+  snapshot: Snapshot,
+  list: readonly Holder[],
+  wide: boolean,
+  held = list.length,
+): string {
   const headers = ['IP', 'STATE', 'POD', 'NODE', 'POLICY', 'AGE'];
   if (wide) headers.push('KEY', 'POOL', 'POD-UID', 'SUBNET');
   const rows = list.map((h) => {
@@ -79,7 +85,8 @@ export function formatHolders(snapshot: Snapshot, list: readonly Holder[], wide:
     }
     return row;
   });
-  return list.length === 0 ? 'No addresses held.\n' : formatTable(headers, rows);
+  if (list.length > 0) return formatTable(headers, rows);
+  return held === 0 ? 'No addresses held.\n' : `No address matches (${held} held).\n`;
 }
 
 export function usageJson(rows: readonly UsageRow[], windowMs: number) {

@@ -170,13 +170,14 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
         const s = session(cmd);
         const snap = await s.snapshot();
         const g = cmd.optsWithGlobals() as Globals;
-        const list = filterHolders(holders(snap), {
+        const all = holders(snap);
+        const list = filterHolders(all, {
           ...o,
           ...(g.namespace ? { namespace: g.namespace } : {}),
         });
         if (format === 'json' || format === 'yaml')
           io.out(machine(format, { items: list.map((h) => holderJson(snap, h)) }));
-        else say(formatHolders(snap, list, format === 'wide'));
+        else say(formatHolders(snap, list, format === 'wide', all.length));
       },
     );
 

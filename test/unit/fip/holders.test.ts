@@ -123,6 +123,13 @@ test('an object written without an updateTime is aged by its creation, not from 
   expect(fields.get('Created')).toMatch(/\(7s ago\)$/);
 });
 
+test('an empty list says whether nothing is held or nothing matched the filters', () => {
+  const object = fipObject('10.2.0.16', 'NULL_ns_NULL_ghost', { node: 'n1' });
+  const snap = snapshot({ floatingIPs: [object] });
+  expect(formatHolders(snap, [], false, holders(snap).length)).toBe('No address matches (1 held).\n');
+  expect(formatHolders(snapshot({}), [], false)).toBe('No addresses held.\n');
+});
+
 test('show finds a pod as namespace/name, an IPv6 address by its object name, and clips what it cannot find', () => {
   const snap = world();
   expect(find(snap, 'ns/web-a', 'other').holders.map((h) => h.allocation.ip)).toEqual(['10.2.0.10']);
