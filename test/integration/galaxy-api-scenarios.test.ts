@@ -6,8 +6,7 @@
 // test/unit/galaxy-api-scenarios.test.ts.
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
-import { DEFAULT_RESOURCE, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
-import { eventually } from './helpers.js';
+import { RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
 import { World } from './world.js';
 
 // TestFormatParseIPInfo's addresses: 192.168.0.2 (VLAN 2) and 192.168.0.3 (VLAN 3), mask
@@ -40,34 +39,8 @@ beforeEach(async () => {
 afterEach(() => world.checkAndStop({ settle: true }));
 
 /** A StatefulSet's pod with its annotations as given, once floatip has it. */
-async function stsPod(name: string, annotations: Record<string, string> = {}): Promise<V1Pod> {
-  const pod = await world.core.createNamespacedPod({
-    namespace: 'ns1',
-    body: {
-      metadata: {
-        name,
-        annotations,
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'sts', uid: 'uid-sts', controller: true },
-        ],
-      },
-      spec: {
-        containers: [
-          {
-            name: 'c',
-            image: 'pause',
-            resources: { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } },
-          },
-        ],
-      },
-    },
-  });
-  await eventually(
-    'the pod to reach floatip',
-    async () => world.floatip.cluster.pods.get('ns1', name)?.metadata?.uid === pod.metadata?.uid,
-  );
-  return pod;
-}
+const stsPod = (name: string, annotations: Record<string, string> = {}): Promise<V1Pod> =>
+  world.rawPod(name, { annotations, owner: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'sts' } });
 
 /** filter passes the node, bind succeeds; the annotation bind wrote, as written. */
 async function bound(pod: V1Pod): Promise<string> {

@@ -8,7 +8,7 @@
 // with the README section cited.
 import type { V1Pod } from '@kubernetes/client-node';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
-import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
+import { POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
 import { RANGE_POOLS, ROUTABLE_POOLS } from '../galaxy/test-config.js';
 import { eventually } from './helpers.js';
 import { type PodSpec, World } from './world.js';
@@ -65,47 +65,7 @@ const dpPod = (name: string, extra: Partial<PodSpec> = {}): PodSpec => ({
   ...extra,
 });
 
-/** A pod written as given (annotations of any value, a node, another owner), once floatip has it. */
-async function rawPod(
-  name: string,
-  opts: {
-    namespace?: string;
-    annotations?: Record<string, string>;
-    owner?: { apiVersion: string; kind: string; name: string };
-    nodeName?: string;
-  },
-): Promise<V1Pod> {
-  const namespace = opts.namespace ?? 'ns1';
-  const pod = await world.core.createNamespacedPod({
-    namespace,
-    body: {
-      metadata: {
-        name,
-        annotations: opts.annotations ?? {},
-        ...(opts.owner
-          ? {
-              ownerReferences: [{ ...opts.owner, uid: `uid-${opts.owner.name}`, controller: true }],
-            }
-          : {}),
-      },
-      spec: {
-        ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
-        containers: [
-          {
-            name: 'c',
-            image: 'pause',
-            resources: { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } },
-          },
-        ],
-      },
-    },
-  });
-  await eventually(
-    'the pod to reach floatip',
-    async () => world.floatip.cluster.pods.get(namespace, name)?.metadata?.uid === pod.metadata?.uid,
-  );
-  return pod;
-}
+const rawPod = (...args: Parameters<World['rawPod']>) => world.rawPod(...args);
 
 /** galaxy's reason for a failed node: no node subnet for node2, no address left for the others. */
 const reasonsOf = (failed: string[]) =>

@@ -188,6 +188,48 @@ export class World {
   }
 
   /** Creates the pod and (unless `wait` is false: floatip is down) waits until floatip has seen it. */
+  /** A pod written as given (annotations of any value, a node, another owner), once floatip has it. */
+  async rawPod(
+    name: string,
+    opts: {
+      namespace?: string;
+      annotations?: Record<string, string>;
+      owner?: { apiVersion: string; kind: string; name: string };
+      nodeName?: string;
+    },
+  ): Promise<V1Pod> {
+    const namespace = opts.namespace ?? 'ns1';
+    const pod = await this.core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: {
+          name,
+          annotations: opts.annotations ?? {},
+          ...(opts.owner
+            ? {
+                ownerReferences: [{ ...opts.owner, uid: `uid-${opts.owner.name}`, controller: true }],
+              }
+            : {}),
+        },
+        spec: {
+          ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
+          containers: [
+            {
+              name: 'c',
+              image: 'pause',
+              resources: { requests: { [DEFAULT_RESOURCE]: '1' }, limits: { [DEFAULT_RESOURCE]: '1' } },
+            },
+          ],
+        },
+      },
+    });
+    await eventually(
+      'the pod to reach floatip',
+      async () => this.floatip.cluster.pods.get(namespace, name)?.metadata?.uid === pod.metadata?.uid,
+    );
+    return pod;
+  }
+
   async pod(spec: PodSpec, { wait = true } = {}): Promise<V1Pod> {
     const annotations: Record<string, string> = {};
     if (spec.policy) annotations[RELEASE_POLICY_ANNOTATION] = spec.policy;
