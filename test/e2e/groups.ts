@@ -73,7 +73,7 @@ export const GROUPS = {
   /** E2E-5: dual stack, nodes with an IPv4 and an IPv6 InternalIP. */
   dual: group('dual', 6, 2, '10.131.6.10~10.131.6.30', { ipv6: 'fd00:131:6::10~fd00:131:6::30' }),
   /** E2E-6: floatip killed mid-run. */
-  crash: group('crash', 7, 3, '10.131.7.10~10.131.7.120', { eniIPs: 32 }),
+  crash: group('crash', 7, 3, '10.131.7.10~10.131.7.200', { eniIPs: 48 }),
   /** E2E-7: two replicas, leader election. */
   leader: group('leader', 8, 2, '10.131.8.10~10.131.8.80'),
   /** E2E-9: the few nodes with free addresses among 150 decoys of an unserved subnet. */
