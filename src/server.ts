@@ -66,7 +66,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   // anyone can tell, and one stale view gave a running pod's address to a second pod (the churn)
   let caughtUp = options.leaderElection === undefined;
   const notDecidingBecause = (): string | undefined => {
-    if (!isLeader() || shuttingDown) return 'this replica does not lead; send changes to the leader';
+    if (!isLeader() || shuttingDown) {
+      // the Lease holder's identity (a pod's name, by default) tells an operator which replica to ask
+      const leader = elector?.leader();
+      const known = leader !== undefined && leader !== elector?.identity ? ` (${leader})` : '';
+      return `this replica does not lead; send changes to the leader${known}`;
+    }
     if (!caughtUp)
       return 'this replica has just taken the Lease and decides once it has read the cluster again; retry';
     return undefined;

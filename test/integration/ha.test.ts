@@ -103,6 +103,22 @@ test('E8-1b a forwarded bind that reaches a replica that does not lead is refuse
   expect(await placed('p1')).toEqual({ node: undefined, ip: undefined });
 });
 
+test('E8-1d a REST change sent to the follower is a 503 that names the leader; the follower still answers reads', async () => {
+  const [leader, follower] = await leaderAndFollower();
+  const res = await fetch(`${follower.apiUrl}/v1/pool`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'p', size: 2 }),
+  });
+  expect(res.status).toBe(503);
+  expect(await res.json()).toEqual({
+    code: 503,
+    message: `service unavailable: this replica does not lead; send changes to the leader (${leader.elector!.identity})`,
+  });
+  expect((await fetch(`${follower.apiUrl}/v1/ip`)).status).toBe(200);
+  expect((await fetch(`${leader.apiUrl}/v1/pool/p`)).status).toBe(404);
+});
+
 test('E8-1c a forwarded bind with its budget spent is refused by the leader before anything is written', async () => {
   const [leader] = await leaderAndFollower();
   const p = await pod('p1');
