@@ -7,7 +7,13 @@ import { kubernetesAuth } from './api/kube-auth.js';
 import { withPlainMetrics } from './api/metrics-port.js';
 import { RecentEvents } from './api/recent-events.js';
 import { UsageHistory } from './api/usage-history.js';
-import { type BindingNow, liveHolder, ownHolder } from './controller/adoption.js';
+import {
+  type BindingNow,
+  type PendingHolds,
+  leaderPendingHolds,
+  liveHolder,
+  ownHolder,
+} from './controller/adoption.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue, putAsidePods } from './controller/requeue.js';
@@ -117,9 +123,14 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   // an operator's new ranges or a Pool's new size end the waits that the scheduler would keep
   config.onChange(() => void requeue.configChanged());
   pools.onChange((name) => void requeue.appChanged(`${POOL_KEY_PREFIX}${name}_`));
-  // the binder is built after the store; a deleted object's pending pod keeps it only while bound here
+  // the binder is built after the store: whether it is binding a pod is asked of it then
   let binder: Binder | undefined;
   const bindingNow: BindingNow = (namespace, name) => binder?.isBinding(namespace, name) ?? false;
+  // a pending pod's binding may land after its answer was lost: the leader keeps what a deleted
+  // object recorded for it (README "Release policies in motion"); a follower, which mostly sees the
+  // leader's undo of a failed bind, frees it (ownHolder)
+  const leaderPending = leaderPendingHolds(bindingNow);
+  const pendingHolds: PendingHolds = (pod) => (isLeader() ? leaderPending(pod) : undefined);
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, { group: GROUP, version: VERSION, plural: FLOATING_IP_PLURAL }),
     kubeConfig,
@@ -130,13 +141,13 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
       freed: (ip) => void requeue.addressFreed(allocator.nodeSubnetsServing(ip)),
       // the leader's question alone: it writes the object again, and a follower, whose pod cache
       // may lag behind the leader's release, follows the objects
-      stillHeld: (a) => (isLeader() ? liveHolder(cluster.pods, a, bindingNow) : undefined),
+      stillHeld: (a) => (isLeader() ? liveHolder(cluster.pods, a, pendingHolds) : undefined),
       deferSettling: () => isLeader() && !podsFresh,
       // a cache that does not show the pod may only lag: the API server says
       verifyHeld: async (a) => {
         const key = AllocationKey.parse(a.key);
         return key.podName
-          ? ownHolder(await world.pods.fetch(key.namespace, key.podName), a, bindingNow)
+          ? ownHolder(await world.pods.fetch(key.namespace, key.podName), a, pendingHolds)
           : undefined;
       },
     },

@@ -19,24 +19,54 @@ const isRunning = (pod: V1Pod) => pod.status?.phase === 'Running';
 /** Bound to a node and not finished: it runs, or will, with its annotation's addresses. */
 const isPlaced = (pod: V1Pod) => Boolean(pod.spec?.nodeName) && !isFinished(pod);
 
+/**
+ * Why a pod that is not on a node yet may still run with the addresses recorded for its incarnation,
+ * or undefined when it will not (the leader's answer: server.ts). A binding sent whose answer was
+ * lost may land at any moment with them in its annotation (README "Binds end before the scheduler
+ * stops waiting"), and so may one of a bind cut short by a restart or a lost Lease.
+ */
+export type PendingHolds = (pod: V1Pod) => string | undefined;
+
 /** Whether this replica is binding the pod now (Binder.isBinding). */
 export type BindingNow = (namespace: string, name: string) => boolean;
 
 /**
+ * The leader's PendingHolds: every pod not on a node yet keeps what is recorded for its incarnation.
+ * A bind that failed for certain undoes its own objects, so an object someone else deletes under a
+ * pending pod is most likely one whose binding may still land; at worst the address waits for the
+ * pod's next bind, which reuses it, or its deletion, which releases it by its policy.
+ */
+export const leaderPendingHolds =
+  (bindingNow: BindingNow): PendingHolds =>
+  (pod) =>
+    bindingNow(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '')
+      ? 'this replica is binding it now'
+      : `it is not on a node yet, and a binding of it with this address may still land (one whose answer was lost, or one of a bind cut short by a restart or a lost Lease)`;
+
+/** Who holds a deleted object's address, and, for a pod not on a node yet, why it holds it. */
+export interface LiveHolder {
+  readonly key: string;
+  readonly attrs: Attrs;
+  readonly why?: string;
+}
+
+/**
  * The allocation's own pod, if `pod` is the incarnation it names, has not finished, and is on a
- * node or being bound by this replica (`bindingNow`). A pending pod nobody here binds runs with no
- * address: its object deleted is the undo of a bind that failed (on a follower, the leader's), and
- * kept, the address would stay with a pod that never got it, parked for its app once it goes.
+ * node or, not yet, is one `pendingHolds` says may be bound with the address. Without it (a
+ * follower) a pending pod runs with no address: its object deleted is most likely the leader's undo
+ * of a bind that failed, and kept, the address would stay with a pod that never got it, written
+ * again by the next leader, and parked for its app once the pod went (ha.test.ts E8-11).
  */
 export function ownHolder(
   pod: V1Pod | undefined,
   a: Allocation,
-  bindingNow?: BindingNow,
-): { key: string; attrs: Attrs } | undefined {
+  pendingHolds?: PendingHolds,
+): LiveHolder | undefined {
   if (!pod || pod.metadata?.uid !== a.podUid || isFinished(pod)) return undefined;
-  const binding = bindingNow?.(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '') ?? false;
-  if (!pod.spec?.nodeName && !binding) return undefined;
-  return { key: a.key, attrs: { policy: a.policy, nodeName: a.nodeName, podUid: a.podUid } };
+  const attrs = { policy: a.policy, nodeName: a.nodeName, podUid: a.podUid };
+  if (pod.spec?.nodeName) return { key: a.key, attrs };
+  const why = pendingHolds?.(pod);
+  return why === undefined ? undefined : { key: a.key, attrs, why };
 }
 
 /**
@@ -48,12 +78,12 @@ export function ownHolder(
 export function liveHolder(
   pods: { get(namespace: string, name: string): V1Pod | undefined; list(): readonly V1Pod[] },
   a: Allocation,
-  bindingNow?: BindingNow,
-): { key: string; attrs: Attrs } | undefined {
+  pendingHolds?: PendingHolds,
+): LiveHolder | undefined {
   const key = AllocationKey.parse(a.key);
   const own =
     !a.reserved && a.podUid !== '' && key.podName ? pods.get(key.namespace, key.podName) : undefined;
-  const ownHeld = ownHolder(own, a, bindingNow);
+  const ownHeld = ownHolder(own, a, pendingHolds);
   if (ownHeld) return ownHeld;
   for (const pod of pods.list()) {
     const text = pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION];

@@ -56,6 +56,8 @@ export interface FollowObserver {
 export interface Holder {
   readonly key: string;
   readonly attrs: Attrs;
+  /** Why a pod that is not on a node yet holds it (its binding may still land); the log says so. */
+  readonly why?: string;
 }
 
 export interface StartReport {
@@ -254,9 +256,13 @@ export class FloatingIPFollower {
   private settle(held: Allocation, holder: Holder | undefined): void {
     const kept = holder ? this.keep(held, holder) : undefined;
     if (kept) {
+      const name = objectNameOf(held.ip);
+      const who = `pod ${kept.key} (uid ${kept.podUid})`;
       this.log.warn(
-        { ip: held.ip, key: kept.key, podUid: kept.podUid, was: held.key },
-        `FloatingIP ${objectNameOf(held.ip)} was deleted while pod ${kept.key} (uid ${kept.podUid}) still holds ${held.ip}; it stays held and its object is written again`,
+        { ip: held.ip, key: kept.key, podUid: kept.podUid, node: kept.nodeName, was: held.key },
+        holder?.why === undefined
+          ? `FloatingIP ${name} was deleted while ${who} still holds ${held.ip}; it stays held and its object is written again`
+          : `FloatingIP ${name} was deleted while ${who} may hold ${held.ip}: ${holder.why}; it stays held and its object is written again`,
       );
       this.restore(kept);
       return;

@@ -20,6 +20,13 @@ const touched = (name: string) =>
     async () => (await world.readPod(name)).metadata?.annotations?.[REQUEUED_ANNOTATION] !== undefined,
   );
 
+/** The key the address's FloatingIP object names, or undefined when there is none. */
+const objectKey = async (ip: string) =>
+  (
+    (await world.custom.getClusterCustomObject({ ...FIP, name: ip }).catch(() => undefined)) as
+      { spec?: { key?: string } } | undefined
+  )?.spec?.key;
+
 let world: World;
 
 beforeEach(async () => {
@@ -115,6 +122,41 @@ describe('E12-1 a FloatingIP object deleted by hand', () => {
       cached.metadata!.uid = live;
     }
   });
+
+  test('E12-1e of a pending pod whose binding was not answered (it may land): the address stays the pod’s, its object is written again, and the next pod gets another', async () => {
+    const p1 = await world.pod({ name: 'p1' });
+    // the API server holds the binding past the bind's budget, then applies it: the pod will run
+    // with the address its annotation names (README "Binds end before the scheduler stops waiting")
+    world.server.faults.delayNext({ verb: 'create', resource: 'pods/binding', name: 'p1' }, 8000);
+    expect(await world.bind(p1, 'a1')).toMatch(
+      /^update pod NULL_ns1_NULL_p1: the binding to a1 was not answered .*its addresses stay held for it$/,
+    );
+    const [ip] = world.held('NULL_ns1_NULL_p1');
+
+    await world.custom.deleteClusterCustomObject({ ...FIP, name: ip! });
+    // settled either way: written again for p1, or freed
+    await eventually(
+      'floatip to settle the deletion',
+      async () => (await objectKey(ip!)) === 'NULL_ns1_NULL_p1' || !world.floatip.allocator.get(ip!),
+    );
+    // all of this while the binding may still land: p1 is not on a node yet
+    expect((await world.readPod('p1')).spec?.nodeName).toBeUndefined();
+    const p2 = await world.pod({ name: 'p2' });
+    expect(await world.bind(p2, 'a1')).toBe('');
+    expect(await world.addressesOf('p2')).not.toContain(ip);
+
+    await eventually(
+      'the late binding to land',
+      async () => (await world.readPod('p1')).spec?.nodeName === 'a1',
+      10_000,
+    );
+    expect(await world.addressesOf('p1')).toEqual([ip]);
+    expect(await objectKey(ip!)).toBe('NULL_ns1_NULL_p1');
+    // and the pod's deletion releases it by its policy, as any other
+    await world.deletePod('p1');
+    await world.settle();
+    expect(world.floatip.allocator.get(ip!)).toBeUndefined();
+  }, 20_000);
 
   test('E12-1b of a pod that is gone (its address kept on the key for no pod): the address is free again', async () => {
     await world.statefulSet('web', 1);

@@ -2,7 +2,7 @@
 // key when free and configured (by the sweep; on its own changes once it runs); one held by another
 // key is a conflict, warned about, left alone.
 import type { V1Pod } from '@kubernetes/client-node';
-import { Adoption, liveHolder, ownHolder } from '../../../src/controller/adoption.js';
+import { Adoption, leaderPendingHolds, liveHolder, ownHolder } from '../../../src/controller/adoption.js';
 import { type Allocation, ReleasePolicy } from '../../../src/ipam/index.js';
 import { lifecycleDeps, pod } from './fakes.js';
 
@@ -138,14 +138,28 @@ describe('who holds a deleted object’s address (ownHolder, liveHolder)', () =>
     pod({ name: 'p1', uid: 'u1', ...(nodeName ? { nodeName } : { phase: 'Pending' }) });
   const pods = (p: V1Pod) => ({ get: () => p, list: () => [p] });
 
-  test('its own pod on a node holds it; pending, only while this replica binds it', () => {
-    expect(ownHolder(p1('a1'), held)?.key).toBe('NULL_ns1_NULL_p1');
-    // the undo of a failed bind, as a follower (or a later leader) reads it: nobody runs with it
+  test('its own pod on a node holds it; pending, only where pendingHolds says why (the leader)', () => {
+    expect(ownHolder(p1('a1'), held)).toEqual({ key: 'NULL_ns1_NULL_p1', attrs: expect.anything() });
+    // a follower: the leader's undo of a failed bind, most likely; nobody runs with it
     expect(ownHolder(p1(), held)).toBeUndefined();
     expect(liveHolder(pods(p1()), held)).toBeUndefined();
-    // this replica's own bind, between its write and the binding: kept for it
-    const binding = (ns: string, name: string) => `${ns}/${name}` === 'ns1/p1';
-    expect(ownHolder(p1(), held, binding)?.key).toBe('NULL_ns1_NULL_p1');
-    expect(liveHolder(pods(p1()), held, binding)?.key).toBe('NULL_ns1_NULL_p1');
+    // the leader: its binding may still land (an answer lost), and the log says why
+    const leader = leaderPendingHolds(() => false);
+    expect(ownHolder(p1(), held, leader)).toEqual({
+      key: 'NULL_ns1_NULL_p1',
+      attrs: expect.anything(),
+      why: expect.stringMatching(
+        /^it is not on a node yet, and a binding of it with this address may still land/,
+      ),
+    });
+    expect(liveHolder(pods(p1()), held, leader)?.key).toBe('NULL_ns1_NULL_p1');
+    // this replica's own bind, between its write and the binding
+    const binding = leaderPendingHolds((ns, name) => `${ns}/${name}` === 'ns1/p1');
+    expect(ownHolder(p1(), held, binding)?.why).toBe('this replica is binding it now');
+    // another incarnation, or a finished pod, holds nothing whatever the leader says
+    const other = pod({ name: 'p1', uid: 'u2', phase: 'Pending' });
+    expect(ownHolder(other, held, leader)).toBeUndefined();
+    const done = pod({ name: 'p1', uid: 'u1', phase: 'Failed' });
+    expect(ownHolder(done, held, leader)).toBeUndefined();
   });
 });
