@@ -110,7 +110,8 @@ export function check(snapshot: Snapshot): Finding[] {
 
   for (const h of holders(snapshot)) {
     const { allocation: a } = h;
-    if (h.state === 'in-use' && h.pod && !h.pod.addresses.includes(a.ip)) {
+    // a pod not on a node yet has no annotation to agree with: the binding brings it
+    if (h.state === 'in-use' && h.pod?.node && !h.pod.addresses.includes(a.ip)) {
       const who = podRef(h.pod.namespace, h.pod.name);
       const listed = h.pod.annotationError
         ? `cannot be read (${h.pod.annotationError})`

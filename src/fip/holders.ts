@@ -40,7 +40,12 @@ export function holderOf(allocation: Allocation, pods: ReadonlyMap<string, PodVi
   if (!key.pod) return at('parked', `held by ${allocation.key || 'an empty key'}, no pod named`);
   const who = `${key.namespace}/${key.podName}`;
   const bound = allocation.podUid !== '' || allocation.nodeName !== '';
-  if (pod && !pod.finished && allocation.podUid === pod.uid) return at('in-use', `pod ${who} holds it`);
+  if (pod && !pod.finished && allocation.podUid === pod.uid) {
+    // its bind recorded the address and its binding may still land (an answer lost): floatip keeps
+    // it for the pod, even against its object's deletion (README "Release policies in motion")
+    if (!pod.node) return at('in-use', `pod ${who} holds it (not on a node yet: its binding may still land)`);
+    return at('in-use', `pod ${who} holds it`);
+  }
   if (!bound) {
     return at(
       'kept',

@@ -114,3 +114,17 @@ test('the gateway held by a key, inside a range, is an address no pod should get
   expect(f).toMatchObject({ kind: 'unusable', ip: '10.2.0.1', problem: true });
   expect(f!.what).toBe('10.2.0.1 is the gateway of entry 0 but is held by pool__p_');
 });
+
+test('a pod not on a node yet has no annotation to disagree with its object: its binding brings it', () => {
+  const s = snapshot({
+    floatingIPs: [fipObject('10.2.0.18', 'NULL_ns_NULL_p1', { node: 'n1', uid: 'uid-p1' })],
+    pods: [pod('ns', 'p1', { node: '', phase: 'Pending' })],
+  });
+  expect(check(s)).toEqual([]);
+  // bound without it, it disagrees as before
+  const bound = snapshot({
+    floatingIPs: [fipObject('10.2.0.18', 'NULL_ns_NULL_p1', { node: 'n1', uid: 'uid-p1' })],
+    pods: [pod('ns', 'p1', { phase: 'Pending' })],
+  });
+  expect(kinds(bound)).toEqual(['disagree 10.2.0.18']);
+});

@@ -165,3 +165,14 @@ test('usage reads a stored Pool as floatip does: a negative size shown as stored
     ['none', 0n, 0n],
   ]);
 });
+
+test('a pod not on a node yet holds what its bind recorded, and says its binding may still land', () => {
+  // a bind whose binding's answer was lost: the address is the pod's until it is bound or gone
+  const s = snapshot({
+    floatingIPs: [fipObject('10.2.0.18', 'NULL_ns_NULL_p1', { node: 'n1', uid: 'uid-p1' })],
+    pods: [pod('ns', 'p1', { node: '', phase: 'Pending' })],
+  });
+  const [held] = holders(s);
+  expect(held).toMatchObject({ state: 'in-use' });
+  expect(held!.why).toBe('pod ns/p1 holds it (not on a node yet: its binding may still land)');
+});
