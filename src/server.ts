@@ -7,13 +7,7 @@ import { kubernetesAuth } from './api/kube-auth.js';
 import { withPlainMetrics } from './api/metrics-port.js';
 import { RecentEvents } from './api/recent-events.js';
 import { UsageHistory } from './api/usage-history.js';
-import {
-  type BindingNow,
-  type PendingHolds,
-  leaderPendingHolds,
-  liveHolder,
-  ownHolder,
-} from './controller/adoption.js';
+import { type BindingNow, leaderPendingHolds, liveHolder, ownHolder } from './controller/adoption.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue, putAsidePods } from './controller/requeue.js';
@@ -127,10 +121,8 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
   let binder: Binder | undefined;
   const bindingNow: BindingNow = (namespace, name) => binder?.isBinding(namespace, name) ?? false;
   // a pending pod's binding may land after its answer was lost: the leader keeps what a deleted
-  // object recorded for it (README "Release policies in motion"); a follower, which mostly sees the
-  // leader's undo of a failed bind, frees it (ownHolder)
-  const leaderPending = leaderPendingHolds(bindingNow);
-  const pendingHolds: PendingHolds = (pod) => (isLeader() ? leaderPending(pod) : undefined);
+  // object recorded for it, a follower frees it (README "Release policies in motion")
+  const pendingHolds = leaderPendingHolds(isLeader, bindingNow);
   const store = new FloatingIPStore(
     new CustomResourceClient(kubeConfig, { group: GROUP, version: VERSION, plural: FLOATING_IP_PLURAL }),
     kubeConfig,

@@ -31,17 +31,20 @@ export type PendingHolds = (pod: V1Pod) => string | undefined;
 export type BindingNow = (namespace: string, name: string) => boolean;
 
 /**
- * The leader's PendingHolds: every pod not on a node yet keeps what is recorded for its incarnation.
+ * While this replica leads, every pod not on a node yet keeps what is recorded for its incarnation.
  * A bind that failed for certain undoes its own objects, so an object someone else deletes under a
  * pending pod is most likely one whose binding may still land; at worst the address waits for the
- * pod's next bind, which reuses it, or its deletion, which releases it by its policy.
+ * pod's next bind, which reuses it, or its deletion, which releases it by its policy. A follower
+ * keeps nothing for a pending pod (ownHolder).
  */
 export const leaderPendingHolds =
-  (bindingNow: BindingNow): PendingHolds =>
-  (pod) =>
-    bindingNow(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '')
+  (isLeader: () => boolean, bindingNow: BindingNow): PendingHolds =>
+  (pod) => {
+    if (!isLeader()) return undefined;
+    return bindingNow(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '')
       ? 'this replica is binding it now'
       : `it is not on a node yet, and a binding of it with this address may still land (one whose answer was lost, or one of a bind cut short by a restart or a lost Lease)`;
+  };
 
 /** Who holds a deleted object's address, and, for a pod not on a node yet, why it holds it. */
 export interface LiveHolder {

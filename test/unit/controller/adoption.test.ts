@@ -144,7 +144,10 @@ describe('who holds a deleted object’s address (ownHolder, liveHolder)', () =>
     expect(ownHolder(p1(), held)).toBeUndefined();
     expect(liveHolder(pods(p1()), held)).toBeUndefined();
     // the leader: its binding may still land (an answer lost), and the log says why
-    const leader = leaderPendingHolds(() => false);
+    const leader = leaderPendingHolds(
+      () => true,
+      () => false,
+    );
     expect(ownHolder(p1(), held, leader)).toEqual({
       key: 'NULL_ns1_NULL_p1',
       attrs: expect.anything(),
@@ -154,12 +157,21 @@ describe('who holds a deleted object’s address (ownHolder, liveHolder)', () =>
     });
     expect(liveHolder(pods(p1()), held, leader)?.key).toBe('NULL_ns1_NULL_p1');
     // this replica's own bind, between its write and the binding
-    const binding = leaderPendingHolds((ns, name) => `${ns}/${name}` === 'ns1/p1');
+    const binding = leaderPendingHolds(
+      () => true,
+      (ns, name) => `${ns}/${name}` === 'ns1/p1',
+    );
     expect(ownHolder(p1(), held, binding)?.why).toBe('this replica is binding it now');
     // another incarnation, or a finished pod, holds nothing whatever the leader says
     const other = pod({ name: 'p1', uid: 'u2', phase: 'Pending' });
     expect(ownHolder(other, held, leader)).toBeUndefined();
     const done = pod({ name: 'p1', uid: 'u1', phase: 'Failed' });
     expect(ownHolder(done, held, leader)).toBeUndefined();
+    // a replica that does not lead (any more) keeps nothing for a pending pod
+    const deposed = leaderPendingHolds(
+      () => false,
+      () => true,
+    );
+    expect(ownHolder(p1(), held, deposed)).toBeUndefined();
   });
 });
