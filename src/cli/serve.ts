@@ -193,6 +193,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
         `  curl ${embedded.url}/apis/galaxy.k8s.io/v1alpha1/floatingips`,
         `scheduler extender: ${floatip.extenderUrl}/v1/{filter,prioritize,bind,preempt}`,
         `dashboard: ${floatip.apiUrl}/`,
+        // the path the ValidatingWebhookConfiguration names (README, "Admission webhook")
+        ...(floatip.webhookUrl ? [`admission webhook: ${floatip.webhookUrl}/validate`] : []),
         `REST API: ${floatip.apiUrl}/v1/ip (Swagger UI: ${floatip.apiUrl}/apidocs/)`,
         '',
       ].join('\n'),

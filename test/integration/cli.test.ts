@@ -2,9 +2,12 @@
 // variable, and a bad value stops start-up with one clear line and exit code 2.
 import { execFile, spawn } from 'node:child_process';
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../harness/free-port.js';
+import { webhookCertificate } from './webhook-tls.js';
 
 const run = async (...args: string[]) => {
   try {
@@ -331,3 +334,37 @@ test('17: with no cluster (the embedded API server, an open REST API) both ports
     await everywhere.stop();
   }
 });
+
+test('18: with --webhook-port the banner says where the admission webhook answers, as it says where every other server is', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'floatip-cli-webhook-'));
+  const { cert, key } = webhookCertificate(['IP:127.0.0.1']);
+  writeFileSync(join(dir, 'tls.crt'), cert);
+  writeFileSync(join(dir, 'tls.key'), key);
+  const webhookPort = await freePort();
+  const floatip = background(
+    'serve',
+    '--leader-elect=false',
+    '--port',
+    '0',
+    '--api-port',
+    '0',
+    '--embedded-port',
+    String(await freePort()),
+    '--webhook-port',
+    String(webhookPort),
+    '--webhook-cert-file',
+    join(dir, 'tls.crt'),
+    '--webhook-key-file',
+    join(dir, 'tls.key'),
+  );
+  try {
+    await floatip.waitFor(/^REST API: http/m);
+    // the path the README's ValidatingWebhookConfiguration names ("Admission webhook")
+    expect(floatip.output()).toMatch(
+      new RegExp(`^admission webhook: https://127\\.0\\.0\\.1:${webhookPort}/validate$`, 'm'),
+    );
+  } finally {
+    expect(await floatip.stop()).toBe(0);
+    rmSync(dir, { recursive: true });
+  }
+}, 60_000);
