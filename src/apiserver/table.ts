@@ -1,66 +1,26 @@
 // Server-side Table output (meta.k8s.io/v1 Table), which `kubectl get` asks for: custom resources with
 // their CRD's additionalPrinterColumns, evaluated as apiextensions-apiserver does; pods, nodes,
-// configmaps, deployments and namespaces with kube-apiserver's columns; other kinds NAME and AGE.
+// configmaps, deployments, events and namespaces with kube-apiserver's columns; other kinds NAME and AGE.
 import { firstResult } from './jsonpath.js';
 import type { PrinterColumn, ResourceType } from './registry.js';
-import { isPlainObject, type KubeObject } from './types.js';
+import {
+  AGE,
+  type Cell,
+  col,
+  type Column,
+  list,
+  NAME,
+  num,
+  type Obj,
+  obj,
+  orNone,
+  since,
+  str,
+} from './table-cells.js';
+import { EVENTS } from './table-events.js';
+import type { KubeObject } from './types.js';
 
-interface Column {
-  name: string;
-  type: string;
-  format: string;
-  description: string;
-  priority: number;
-}
-type Cell = string | number | boolean | null;
-type Obj = Record<string, unknown>;
-
-const NAME: Column = {
-  name: 'Name',
-  type: 'string',
-  format: 'name',
-  description: 'Name must be unique within a namespace.',
-  priority: 0,
-};
-const col = (name: string, type: string, description: string, priority = 0): Column => ({
-  name,
-  type,
-  format: '',
-  description,
-  priority,
-});
-const AGE = col('Age', 'string', 'CreationTimestamp is the server time when this object was created.');
-
-/** apimachinery's HumanDuration: how kubectl shows ages. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  const days = Math.floor(hours / 24);
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.floor(days / 365);
-  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
-  return `${years}y`;
-}
-
-function since(timestamp: unknown, now: number): string {
-  const t = typeof timestamp === 'string' ? Date.parse(timestamp) : NaN;
-  return Number.isNaN(t) ? '<unknown>' : humanDuration(now - t);
-}
-
-const obj = (v: unknown): Obj => (isPlainObject(v) ? v : {});
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isPlainObject) : []);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
-const orNone = (s: string): string => s || '<none>';
+export { humanDuration } from './table-cells.js';
 
 // ---- custom resources
 
@@ -302,6 +262,7 @@ const BUILTIN: Record<string, { columns: Column[]; cells(o: Obj, now: number): C
     columns: [NAME, { ...col('Created At', 'date', 'When the object was created.') }],
     cells: (crd) => [str(obj(crd.metadata).name), str(obj(crd.metadata).creationTimestamp)],
   },
+  events: EVENTS,
   namespaces: {
     columns: [NAME, col('Status', 'string', 'The phase of the namespace.'), AGE],
     cells: (ns, now) => [

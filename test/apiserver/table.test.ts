@@ -173,3 +173,79 @@ test('custom resources: the CRD’s columns by type, a Name column first, null w
   );
   expect(table.rows[0]!.cells).toEqual(['10.0.0.1', null, 2, null, '24h']);
 });
+
+describe('events: kube-apiserver’s columns, so that `kubectl get events` reads as against a cluster', () => {
+  const event = (extra: object = {}) => ({
+    metadata: { name: '10.0.100.10.bt2m8', namespace: 'default', creationTimestamp: '2026-11-30T23:58:00Z' },
+    involvedObject: { apiVersion: 'galaxy.k8s.io/v1alpha1', kind: 'FloatingIP', name: '10.0.100.10' },
+    reason: 'FloatingIPReleased',
+    message: 'released 10.0.100.10 from NULL_default_NULL_demo\n',
+    source: { component: 'floatip' },
+    firstTimestamp: '2026-11-30T23:58:00Z',
+    lastTimestamp: '2026-11-30T23:59:00Z',
+    count: 3,
+    type: 'Normal',
+    ...extra,
+  });
+  test('LAST SEEN, TYPE, REASON, OBJECT, MESSAGE by default; the rest with -o wide; no Name column first', () => {
+    const table = toTable(type('events'), [event()], { resourceVersion: '1' }, 'None', NOW) as {
+      columnDefinitions: { name: string; priority: number }[];
+      rows: { cells: unknown[] }[];
+    };
+    expect(table.columnDefinitions.map((c) => [c.name, c.priority])).toEqual([
+      ['Last Seen', 0],
+      ['Type', 0],
+      ['Reason', 0],
+      ['Object', 0],
+      ['Subobject', 1],
+      ['Source', 1],
+      ['Message', 0],
+      ['First Seen', 1],
+      ['Count', 1],
+      ['Name', 1],
+    ]);
+    expect(table.rows[0]!.cells).toEqual([
+      '60s',
+      'Normal',
+      'FloatingIPReleased',
+      'floatingip/10.0.100.10',
+      '',
+      'floatip',
+      'released 10.0.100.10 from NULL_default_NULL_demo',
+      '2m',
+      3,
+      '10.0.100.10.bt2m8',
+    ]);
+  });
+  test('a new-style event: eventTime, series, reporting controller and instance; no lastTimestamp is the first', () => {
+    const cellsOf = (e: Record<string, unknown>) => cells(type('events'), e);
+    const modern = event({
+      firstTimestamp: undefined,
+      lastTimestamp: undefined,
+      count: undefined,
+      source: {},
+      eventTime: '2026-11-30T23:57:00.000000Z',
+      reportingComponent: 'kube-scheduler',
+      reportingInstance: 'cp-1',
+      involvedObject: { kind: 'Node' },
+    });
+    expect(cellsOf(modern)).toEqual([
+      '3m',
+      'Normal',
+      'FloatingIPReleased',
+      'node',
+      '',
+      'kube-scheduler, cp-1',
+      'released 10.0.100.10 from NULL_default_NULL_demo',
+      '3m',
+      1,
+      '10.0.100.10.bt2m8',
+    ]);
+    const series = cellsOf({
+      ...modern,
+      series: { count: 7, lastObservedTime: '2026-11-30T23:59:30.000000Z' },
+    });
+    expect([series[0], series[8]]).toEqual(['30s', 7]);
+    expect(cellsOf(event({ firstTimestamp: undefined, lastTimestamp: undefined }))[0]).toBe('<unknown>');
+  });
+});
