@@ -77,6 +77,11 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
     const added = planned.slice(0, results.length);
     if (failed !== undefined && before !== undefined && !before.has(failed.ifname)) added.push(failed);
     await undo(network, env, added);
+    // the delegate's own words for a missing master ("Link not found") name no link
+    if (err instanceof CniError && err.code === Code.delegateFailed && failed) {
+      const missing = await missingMaster(network, failed.delegate);
+      if (missing !== undefined) throw new CniError(err.code, `${err.message} (${missing})`, err.details);
+    }
     throw err;
   }
   const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));
@@ -210,17 +215,32 @@ async function delegateUnready(network: NetworkConfig, env: Environment): Promis
       }
     }
   }
-  const master = network.delegate.master;
+  return missingMaster(network, network.delegate);
+}
+
+/**
+ * Why `delegate`'s master is no link of this namespace (the node's, where the runtime runs the
+ * plugin and ADD's delegate), or undefined: none named, there, or no /proc to ask.
+ */
+async function missingMaster(
+  network: NetworkConfig,
+  delegate: Readonly<Record<string, unknown>>,
+): Promise<string | undefined> {
+  const master = delegate.master;
   if (typeof master !== 'string' || master === '') return undefined;
   let links: Set<string>;
   try {
     links = netDevNames(await readFile('/proc/net/dev', 'utf8'));
   } catch {
-    // no /proc to ask: ADD's delegate will say
     return undefined;
   }
-  return links.has(master)
-    ? undefined
+  if (links.has(master)) return undefined;
+  // macvlan and ipvlan are given the node's VLAN interface <master>.<vlan> (README, "The node side")
+  const given = network.delegate.master;
+  const vlan =
+    typeof given === 'string' && master.startsWith(`${given}.`) ? master.slice(given.length + 1) : '';
+  return vlan
+    ? `the delegate's master interface ${master}, the node's interface for VLAN ${vlan}, does not exist on this node`
     : `the delegate's master interface ${master} does not exist on this node`;
 }
 

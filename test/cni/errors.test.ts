@@ -410,7 +410,7 @@ test('an API server that trickles its answer, or sends more than any pod, fails 
   });
 });
 
-test('a delegate failure passes its message on, and the failed ADD undoes what it did', async () => {
+test('a delegate failure passes its message on, naming a master the node lacks, and the failed ADD undoes what it did', async () => {
   const node = lab.ns('node');
   const pod = await lab.addNamespace('pod');
   // the ipinfos handed over as galaxy's daemon does: the node namespace has no way to the API server
@@ -426,7 +426,8 @@ test('a delegate failure passes its message on, and the failed ADD undoes what i
   expect(missing).toEqual({
     cniVersion: '1.0.0',
     code: 105,
-    msg: 'delegate macvlan ADD eth0: Link not found',
+    // the delegate's own words name no link: which one is missing is what the operator must fix
+    msg: "delegate macvlan ADD eth0: Link not found (the delegate's master interface nosuchdev does not exist on this node)",
   });
   // two VLANs, two interfaces: eth0 comes up, eth1 (VLAN 7: the master's VLAN interface, which this node lacks) fails
   const failed = refusal(
@@ -436,7 +437,7 @@ test('a delegate failure passes its message on, and the failed ADD undoes what i
   expect(failed).toEqual({
     cniVersion: '1.0.0',
     code: 105,
-    msg: 'delegate macvlan ADD eth1: Link not found',
+    msg: `delegate macvlan ADD eth1: Link not found (the delegate's master interface ${master}.7, the node's interface for VLAN 7, does not exist on this node)`,
   });
   expect(await ip('-n', pod, '-o', 'link')).not.toMatch(/eth[01]/);
   expect(existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []).toEqual([]);
