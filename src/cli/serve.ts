@@ -2,6 +2,7 @@
 // a file they name that is missing, stops start-up with one clear line and leaves nothing listening.
 // With no kubeconfig, no in-cluster service account and no --master, it runs on the embedded API
 // server, seeded with demo nodes and a pool: a playground on a fresh machine.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, type EmbeddedApiServer } from '../apiserver/index.js';
@@ -42,6 +43,37 @@ function clusterOf(flags: ServeFlags): KubeConfig | undefined {
   return kc;
 }
 
+/** A file a flag names, read; else one line naming the flag and the file. */
+function readFlagFile(flag: string, file: string): string {
+  if (!existsSync(file)) throw new Error(`${flag} ${file}: no such file`);
+  return readFileSync(file, 'utf8');
+}
+
+/** The certificate's first PEM block; else one line naming the flag (OpenSSL's words name neither). */
+function certificateIn(flag: string, file: string, text: string): X509Certificate {
+  try {
+    return new X509Certificate(text);
+  } catch {
+    throw new Error(`${flag} ${file}: no PEM certificate in it`);
+  }
+}
+
+/** A certificate and its key, checked as the TLS server will use them, each failure naming its flag. */
+function pemPair(certFlag: string, certFile: string, keyFlag: string, keyFile: string) {
+  const cert = readFlagFile(certFlag, certFile);
+  const key = readFlagFile(keyFlag, keyFile);
+  const x509 = certificateIn(certFlag, certFile, cert);
+  let keyObject;
+  try {
+    keyObject = createPrivateKey(key);
+  } catch {
+    throw new Error(`${keyFlag} ${keyFile}: no PEM private key in it`);
+  }
+  if (!x509.checkPrivateKey(keyObject))
+    throw new Error(`${keyFlag} ${keyFile} is not the key of the certificate in ${certFlag} ${certFile}`);
+  return { cert, key };
+}
+
 function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string }; extenderClientCa?: string } {
   if (flags.extenderClientCaFile && !flags.tlsCertFile) {
     throw new Error('--extender-client-ca-file needs --tls-cert-file and --tls-private-key-file');
@@ -50,15 +82,18 @@ function tlsOf(flags: ServeFlags): { tls?: { cert: string; key: string }; extend
   if (!flags.tlsCertFile || !flags.tlsPrivateKeyFile) {
     throw new Error('--tls-cert-file and --tls-private-key-file go together');
   }
-  return {
-    tls: {
-      cert: readFileSync(flags.tlsCertFile, 'utf8'),
-      key: readFileSync(flags.tlsPrivateKeyFile, 'utf8'),
-    },
-    ...(flags.extenderClientCaFile
-      ? { extenderClientCa: readFileSync(flags.extenderClientCaFile, 'utf8') }
-      : {}),
-  };
+  const tls = pemPair(
+    '--tls-cert-file',
+    flags.tlsCertFile,
+    '--tls-private-key-file',
+    flags.tlsPrivateKeyFile,
+  );
+  const caFile = flags.extenderClientCaFile;
+  if (!caFile) return { tls };
+  // a CA file without a certificate would start a port whose handshake refuses every client
+  const extenderClientCa = readFlagFile('--extender-client-ca-file', caFile);
+  certificateIn('--extender-client-ca-file', caFile, extenderClientCa);
+  return { tls, extenderClientCa };
 }
 
 function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
@@ -73,11 +108,8 @@ function webhookOf(flags: ServeFlags): { webhook?: WebhookOptions } {
     );
   }
   const { webhookCertFile, webhookKeyFile } = flags;
-  const missing = [
-    ['--webhook-cert-file', webhookCertFile],
-    ['--webhook-key-file', webhookKeyFile],
-  ].find(([, file]) => !existsSync(file!));
-  if (missing) throw new Error(`${missing[0]} ${missing[1]}: no such file`);
+  // checked once here; the certificate read again every minute keeps the last good one instead
+  pemPair('--webhook-cert-file', webhookCertFile, '--webhook-key-file', webhookKeyFile);
   return {
     webhook: {
       port: flags.webhookPort,
