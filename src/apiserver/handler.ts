@@ -21,7 +21,7 @@ import { listJson, objectJson } from './serialize.js';
 import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound } from './status.js';
 import type { Store } from './store.js';
 import { bindPod, patchScale, scaleOf, updateScale } from './subresources.js';
-import { includeObjectOf, toTable } from './table.js';
+import { type IncludeObject, includeObjectOf, toTable } from './table.js';
 import type { KubeObject } from './types.js';
 import { WatchStream, type WatchHub } from './watch.js';
 
@@ -93,7 +93,13 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     return rt;
   }
 
-  function handleWatch(res: ServerResponse, rt: ResourceType, target: ResourceRequest, url: URL): void {
+  function handleWatch(
+    res: ServerResponse,
+    rt: ResourceType,
+    target: ResourceRequest,
+    url: URL,
+    table: IncludeObject | undefined,
+  ): void {
     let fieldSelector = url.searchParams.get('fieldSelector') ?? '';
     if (target.name !== undefined) {
       fieldSelector = [fieldSelector, `metadata.name=${target.name}`].filter(Boolean).join(',');
@@ -121,6 +127,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       bookmarks,
       bookmarkIntervalMs: deps.bookmarkIntervalMs,
       ...(timeoutSeconds ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+      ...(table ? { table } : {}),
     });
     stream.open();
     if (from === undefined) {
@@ -184,7 +191,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     const ns = target.namespace;
     const name = target.name ?? '';
     const sub = target.subresource;
-    const reads = (target.verb === 'get' || target.verb === 'list') && sub === undefined;
+    const reads = ['get', 'list', 'watch'].includes(target.verb) && sub === undefined;
     const format = responseFormat(req.headers.accept, reads);
     const include = includeObjectOf(url.searchParams.get('includeObject'));
     if (format === 'table' && include === undefined) {
@@ -222,7 +229,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
         return send(res, 200, listJson(rt, result.items, result.revision, result.continueToken));
       }
       case 'watch':
-        return handleWatch(res, rt, target, url);
+        return handleWatch(res, rt, target, url, format === 'table' ? (include ?? 'Metadata') : undefined);
       case 'create': {
         const dryRun = dryRunOf(url);
         const body = createBody ?? (await readObject(req, `${rt.plural}${sub ? '/' + sub : ''}`));

@@ -1,5 +1,5 @@
 // Content negotiation, as kube-apiserver does it for the formats this server has: JSON, and Table
-// (`application/json;as=Table;v=v1;g=meta.k8s.io`) for reads. Protobuf is not served: an Accept that
+// (`application/json;as=Table;v=v1;g=meta.k8s.io`) for reads and watches. Protobuf is not served: an Accept that
 // also lists JSON (client-go's `application/vnd.kubernetes.protobuf,application/json`) gets JSON,
 // one that lists nothing this server has gets 406, as kube-apiserver answers an unservable Accept.
 import { ApiError } from './status.js';
@@ -28,7 +28,7 @@ function parseAccept(accept: string): MediaRange[] {
 const TABLE_VERSIONS = new Set(['v1', 'v1beta1']);
 
 /**
- * The format of a response. `tables`: whether Table is possible here (get and list of resources).
+ * The format of a response. `tables`: whether Table is possible here (get, list and watch of resources).
  * The first range this server can serve wins, as in kube-apiserver (which ignores q).
  */
 export function responseFormat(accept: string | undefined, tables: boolean): ResponseFormat {

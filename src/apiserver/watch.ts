@@ -1,5 +1,6 @@
 // Watch streams: newline-delimited JSON events on a chunked HTTP response, fed synchronously from the store
-// so a watcher never misses a change between its replay and its live events.
+// so a watcher never misses a change between its replay and its live events. Asked for Tables (kubectl
+// get -w), each event's object is a one-row Table.
 import type { ServerResponse } from 'node:http';
 import type { StoreEvent } from './history.js';
 import { apiVersionOf, type ResourceType } from './registry.js';
@@ -7,6 +8,7 @@ import type { ObjectMatcher } from './selectors.js';
 import { objectJson } from './serialize.js';
 import type { ApiError } from './status.js';
 import type { Store, StoredObject } from './store.js';
+import { type IncludeObject, toTable } from './table.js';
 
 export interface WatchFilter {
   namespace?: string;
@@ -17,6 +19,8 @@ export interface WatchOptions {
   bookmarks: boolean;
   bookmarkIntervalMs: number;
   timeoutMs?: number;
+  /** Events as one-row Tables (`kubectl get -w`), their objects as `includeObject` says. */
+  table?: IncludeObject;
 }
 
 /** A watcher that lets this much output pile up is too slow; kube-apiserver drops such watchers too. */
@@ -29,6 +33,7 @@ export class WatchStream {
   private pendingBytes = 0;
   private flushScheduled = false;
   private closed = false;
+  private columnsSent = false;
   private readonly timers: NodeJS.Timeout[] = [];
   onClose: (() => void) | undefined;
 
@@ -99,7 +104,16 @@ export class WatchStream {
   }
 
   private send(type: string, obj: StoredObject): void {
-    this.enqueue(`{"type":"${type}","object":${objectJson(obj, this.rt)}}\n`);
+    if (this.options.table === undefined) {
+      this.enqueue(`{"type":"${type}","object":${objectJson(obj, this.rt)}}\n`);
+      return;
+    }
+    const meta = { resourceVersion: obj.obj.metadata?.resourceVersion ?? '' };
+    const table = toTable(this.rt, [obj.obj], meta, this.options.table) as { columnDefinitions: unknown };
+    // as kube-apiserver: the columns with the first event only, so that kubectl prints one header
+    if (this.columnsSent) table.columnDefinitions = null;
+    this.columnsSent = true;
+    this.enqueue(`{"type":"${type}","object":${JSON.stringify(table)}}\n`);
   }
 
   sendBookmark(initialEventsEnd = false): void {

@@ -281,3 +281,24 @@ withKubectl('pods and deployments print kube-apiserver’s columns, wide ones wi
   await ok(['delete', 'pod', 'cols']);
   await ok(['delete', 'deploy', 'web']);
 });
+
+withKubectl('get -w prints each change as a row of the same table, as against kube-apiserver', async () => {
+  // the watch ends after its timeout; the pod is created while it runs
+  const watching = kubectl.run(['get', 'pods', '-w', '--request-timeout=4s']);
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(
+    (
+      await kubectl.apply(
+        JSON.stringify({ ...manifests.pod, metadata: { name: 'watched', namespace: 'default' } }),
+      )
+    ).code,
+  ).toBe(0);
+  const { stdout } = await watching;
+  // one header (the list's, or the first event's when nothing was there), then rows of its columns:
+  // a watch served as JSON made kubectl print a second header of NAME and AGE alone
+  expect(stdout.match(/^NAME\b.*$/gm)).toEqual([
+    expect.stringMatching(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/),
+  ]);
+  expect(stdout).toMatch(/^watched\s+0\/1\s+Pending\s+0\s+\d+s$/m);
+  await ok(['delete', 'pod', 'watched']);
+});

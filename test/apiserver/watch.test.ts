@@ -323,3 +323,34 @@ describe('informers', () => {
     await informer.stop();
   });
 });
+
+test('a watch asked for Tables (kubectl get -w) sends one-row Tables, the columns with the first event only', async () => {
+  const cm = (name: string) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name },
+    data: { a: '1' },
+  });
+  await http(server, 'POST', '/api/v1/namespaces/table-watch/configmaps', cm('first'));
+  const res = await fetch(`${server.url}/api/v1/namespaces/table-watch/configmaps?watch=1&timeoutSeconds=1`, {
+    headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' },
+  });
+  await http(server, 'POST', '/api/v1/namespaces/table-watch/configmaps', cm('second'));
+  const events = (await res.text())
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { type: string; object: Record<string, unknown> })
+    .filter((e) => e.type !== 'BOOKMARK');
+  expect(
+    events.map((e) => [e.type, e.object.kind, (e.object.rows as { cells: unknown[] }[])[0]!.cells[0]]),
+  ).toEqual([
+    ['ADDED', 'Table', 'first'],
+    ['ADDED', 'Table', 'second'],
+  ]);
+  expect((events[0]!.object.columnDefinitions as { name: string }[]).map((c) => c.name)).toEqual([
+    'Name',
+    'Data',
+    'Age',
+  ]);
+  expect(events[1]!.object.columnDefinitions).toBeNull();
+});
