@@ -18,13 +18,13 @@ export interface Connection {
 
 export function loadKubeConfig(c: Connection): KubeConfig {
   const kc = new KubeConfig();
+  const file = c.kubeconfig || process.env.KUBECONFIG || '~/.kube/config';
   try {
     if (c.kubeconfig) kc.loadFromFile(c.kubeconfig);
     else kc.loadFromDefault();
   } catch (err) {
     // client-node's own words name neither the file nor, for an empty one, the problem
     const e = err as NodeJS.ErrnoException;
-    const file = c.kubeconfig || process.env.KUBECONFIG || '~/.kube/config';
     const why =
       e.code === 'ENOENT'
         ? 'no such file'
@@ -37,6 +37,13 @@ export function loadKubeConfig(c: Connection): KubeConfig {
     if (!kc.getContextObject(c.context))
       throw new Error(`context "${c.context}" does not exist in the kubeconfig`);
     kc.setCurrentContext(c.context);
+  }
+  // `kubectl config set-context` (the README's recipe for npm start) leaves none current
+  if (!kc.getCurrentContext() && kc.getContexts().length > 0) {
+    const names = kc.getContexts().map((x) => x.name);
+    throw new Error(
+      `kubeconfig ${file} has no current-context: name one with --context (${names.join(', ')}), or set it with kubectl config use-context`,
+    );
   }
   if (!kc.getCurrentCluster())
     throw new Error('the kubeconfig names no cluster (set --kubeconfig, KUBECONFIG or --context)');

@@ -88,6 +88,27 @@ test.each([
   expect(err.split('\n').filter(Boolean)).toHaveLength(1);
 });
 
+test('a kubeconfig as the README’s two `kubectl config set-*` commands leave it (no current-context): exit 2, naming the contexts to choose from', async () => {
+  const file = join(dir, 'config-no-current');
+  writeFileSync(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{ name: floatip-demo, cluster: { server: "${server.url}" } }]`,
+      'contexts: [{ name: floatip-demo, context: { cluster: floatip-demo } }]',
+      'current-context: ""',
+    ].join('\n'),
+  );
+  const { code, out, err } = await fipWith(file, ['ls']);
+  expect([code, out, err]).toEqual([
+    2,
+    '',
+    `kubectl fip: kubeconfig ${file} has no current-context: name one with --context (floatip-demo), or set it with kubectl config use-context\n`,
+  ]);
+  expect((await fipWith(file, ['--context', 'floatip-demo', 'ls'])).code).toBe(0);
+});
+
 test('no subcommand is a usage error: help on stderr, exit 2', async () => {
   const { code, out, err } = await fip();
   expect([code, out]).toEqual([2, '']);
