@@ -75,6 +75,15 @@ async function run(command: Command, stdin: string): Promise<unknown> {
 }
 
 async function main(): Promise<number> {
+  // run by hand, from a terminal: say what this is, as the reference plugins do, instead of waiting
+  // for a stdin no one will close
+  if (!process.env.CNI_COMMAND) {
+    process.stderr.write(
+      'CNI floatip-cni plugin: puts the floating IPs floatip gave a pod on its interfaces; a container runtime runs it with CNI_COMMAND (ADD, DEL, CHECK, VERSION, STATUS, GC) and the network configuration on stdin\n' +
+        `CNI protocol versions supported: ${SUPPORTED_VERSIONS.join(', ')}\n`,
+    );
+    return 0;
+  }
   let cniVersion = '1.1.0';
   try {
     const stdin = await readStdin();

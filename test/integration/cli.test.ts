@@ -44,6 +44,27 @@ test('the build leaves the three executables runnable by path, as kubectl runs i
   expect(JSON.parse(cni)).toHaveProperty('supportedVersions');
 });
 
+test('floatip-cni run by hand (no CNI_COMMAND) says what it is on stderr and exits 0, not waiting for stdin, as the reference plugins do', async () => {
+  // stdin left open, as a terminal's is: reading it first made `floatip-cni --help` hang
+  const child = spawn('dist/src/cni-plugin/main.js', ['--help'], {
+    env: { PATH: process.env.PATH },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => {
+    const timer = setTimeout(() => child.kill(), 10_000);
+    child.on('exit', (c) => (clearTimeout(timer), resolve(c)));
+  });
+  expect([code, stdout]).toEqual([0, '']);
+  expect(stderr).toBe(
+    'CNI floatip-cni plugin: puts the floating IPs floatip gave a pod on its interfaces; a container runtime runs it with CNI_COMMAND (ADD, DEL, CHECK, VERSION, STATUS, GC) and the network configuration on stdin\n' +
+      'CNI protocol versions supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0\n',
+  );
+}, 20_000);
+
 test('floatip serve --help documents every flag and its environment variable', async () => {
   const { code, stdout } = await run('serve', '--help');
   expect(code).toBe(0);
