@@ -160,6 +160,11 @@ export async function serve(flags: ServeFlags): Promise<void> {
   let embedded: EmbeddedApiServer | undefined;
   let kubeConfig = clusterOf(flags);
   distinctPorts(flags, !kubeConfig);
+  if (!kubeConfig && flags.apiAuth === 'kubernetes') {
+    throw new Error(
+      '--api-auth=kubernetes needs a cluster (--kubeconfig, --master or in-cluster) to check callers: the embedded API server knows no tokens, so every REST caller would be refused',
+    );
+  }
   if (!kubeConfig) {
     embedded = await startApiServer({
       port: flags.embeddedPort,

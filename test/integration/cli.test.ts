@@ -113,6 +113,11 @@ test.each([
   [['serve', '--resync-interval', '0'], 'must be more than 0 (the resync collects leaked addresses)'],
   [['serve', '--api-auth', 'ldap'], "error: option '--api-auth <mode>' argument 'ldap' is invalid"],
   [['serve', '--nope'], "error: unknown option '--nope'"],
+  [
+    // with no cluster: started, it would answer every REST caller 401 (the embedded server has no tokens)
+    ['serve', '--api-auth', 'kubernetes', '--port', '0', '--api-port', '0', '--embedded-port', '0'],
+    'floatip: --api-auth=kubernetes needs a cluster (--kubeconfig, --master or in-cluster) to check callers: the embedded API server knows no tokens, so every REST caller would be refused',
+  ],
   [['serve', '--config', '/nonexistent.json'], 'floatip: read json config: ENOENT'],
   [['serve', '--kubeconfig', '/nonexistent'], 'floatip: --kubeconfig /nonexistent: no such file'],
   [
