@@ -6,6 +6,7 @@ import { CustomResourceClient, isAlreadyExists, isNotFound } from '../kube/custo
 import { Reflector } from '../kube/reflector.js';
 import { type Logger, clipString } from '../log.js';
 import { GROUP, POOL_PLURAL, VERSION } from './floating-ip-object.js';
+import { KeyedLock } from './keyed-lock.js';
 
 export interface Pool {
   readonly name: string;
@@ -51,12 +52,19 @@ export function readStoredPool(object: PoolObject): StoredPool | undefined {
   return { ...pool, size: 0, unreadable: `size ${clipString(JSON.stringify(size))} is not an integer` };
 }
 
-/** How often put reads again when another writer created or deleted the Pool under it. */
+/** How often put reads again when another writer (kubectl, another tool) created or deleted the Pool under it. */
 const PUT_ATTEMPTS = 5;
 
 export class PoolStore {
   private readonly client: CustomResourceClient;
   private readonly reflector: Reflector<PoolObject>;
+  /**
+   * This replica's writes of one Pool, one at a time: put reads, then creates or patches, and a
+   * DELETE landing between the two made it read again; POSTs and DELETEs of one pool arriving
+   * together made it lose five times in a row and answer 500 (`failed to create Pool: ... already
+   * exists`, or `... not found`) for one POST in five. Queued, each write sees the one before.
+   */
+  private readonly writes = new KeyedLock();
 
   constructor(
     kubeConfig: KubeConfig,
@@ -139,6 +147,10 @@ export class PoolStore {
       preAllocateIP: pool.preAllocateIP,
     };
     this.guard();
+    return this.writes.run(pool.name, () => this.write(pool, body));
+  }
+
+  private async write(pool: Pool, body: object): Promise<Pool> {
     for (let attempt = 1; ; attempt++) {
       const existing = await this.client.get(pool.name);
       let stored: unknown;
@@ -168,6 +180,10 @@ export class PoolStore {
   /** Deletes a Pool object; false when there was none. Addresses are untouched. */
   async delete(name: string): Promise<boolean> {
     this.guard();
+    return this.writes.run(name, () => this.remove(name));
+  }
+
+  private async remove(name: string): Promise<boolean> {
     try {
       await this.client.delete(name, undefined, undefined, this.guard);
       this.log.info({ pool: name }, 'Pool deleted');
