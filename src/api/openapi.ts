@@ -120,8 +120,16 @@ const goQueryTypes: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** `dryRun` however it is spelt: `dryrun`, `dry_run`, `Dry-Run`... */
-const looksLikeDryRun = (name: string) => name.replace(/[-_]/g, '').toLowerCase() === 'dryrun';
+/**
+ * `dryRun` however it is spelt: `dryrun`, `dry_run`, `Dry-Run`, and as clients that serialise
+ * lists or nest names write it (`dryRun[]`, `dryRun[0]`, `dry.run`), or with a stray space or
+ * control byte: none of them is `dryRun` to Go's query parser, and each made a real release.
+ */
+const looksLikeDryRun = (name: string) =>
+  name
+    .replace(/\[.*$/s, '')
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase() === 'dryrun';
 
 /**
  * Unknown parameters are ignored, as galaxy ignored them, except one that asks for a dry run where
@@ -165,8 +173,9 @@ const goQuery: RequestHandler = (req, _res, next) => {
   }
   const named = Object.entries(query).filter(([k]) => !k.includes('['));
   const kept = Object.fromEntries(named.filter(([, v]) => v !== ''));
-  // empty ones too: goQueryTypes tells an empty parameter from an absent one
-  readQueries.set(req, Object.fromEntries(named));
+  // empty ones too: goQueryTypes tells an empty parameter from an absent one; and those named with
+  // `[`, which no operation reads, so that `dryRun[]=true` is refused rather than ignored
+  readQueries.set(req, query);
   // express 5's req.query is a getter that parses the URL again: shadow it
   Object.defineProperty(req, 'query', { value: kept, writable: true, configurable: true, enumerable: true });
   next();

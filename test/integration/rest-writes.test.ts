@@ -1,6 +1,7 @@
 // REST writes a hostile or careless caller makes, over real HTTP: writes of one Pool racing each
 // other, and a dry run asked in a spelling Go's query parser does not read as `dryRun`. Scenarios
 // are numbered so a failure names one.
+import { ReleasePolicy } from '../../src/ipam/index.js';
 import { World } from './world.js';
 
 const CONFIG = [
@@ -59,5 +60,40 @@ describe('W1 POSTs and DELETEs of one Pool arriving together', () => {
       200,
       { code: 200, message: '', pool: { name: 'contended', size: 7, preAllocateIP: false } },
     ]);
+  });
+});
+
+describe('W2 a dry run asked in a spelling that is not `dryRun`', () => {
+  test('W2a `dryRun[]`, `dryRun[0]`, `dry.run`, ` dryRun`, `dryRun ` on a release are a 400 naming it, and nothing is released', async () => {
+    await world.floatip.store.allocateIP('10.0.100.2', 'pool__p1_', {
+      policy: ReleasePolicy.Never,
+      nodeName: '',
+      podUid: '',
+    });
+    const body = { ips: [{ ip: '10.0.100.2', poolName: 'p1' }] };
+    // as written on the wire, and as Go's url.ParseQuery names each
+    const spellings: [string, string][] = [
+      ['dryRun[]', 'dryRun[]'],
+      ['dryRun%5B0%5D', 'dryRun[0]'],
+      ['dry.run', 'dry.run'],
+      ['%20dryRun', ' dryRun'],
+      ['dryRun+', 'dryRun '],
+    ];
+    for (const [wire, name] of spellings)
+      expect(await answer('POST', `/v1/ip?${wire}=true`, body)).toEqual([
+        400,
+        {
+          code: 400,
+          message: `bad request: query.${name}: unknown parameter; the dry run is asked with dryRun (case-sensitive), and without it POST /v1/ip changes what it names`,
+        },
+      ]);
+    expect(world.floatip.allocator.get('10.0.100.2')?.key).toBe('pool__p1_');
+    // a write without any dry run: the same for a Pool's DELETE
+    expect((await answer('POST', '/v1/pool', { name: 'p1', size: 1 }))[0]).toBe(200);
+    expect((await answer('DELETE', '/v1/pool/p1?dryRun[]=true'))[0]).toBe(400);
+    expect((await answer('GET', '/v1/pool/p1'))[0]).toBe(200);
+    // the real spelling still works, and reads still ignore what they do not know
+    expect((await answer('POST', '/v1/ip?dryRun=true', body))[0]).toBe(200);
+    expect((await answer('GET', '/v1/ip?dryRun[]=true'))[0]).toBe(200);
   });
 });
