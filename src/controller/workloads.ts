@@ -140,7 +140,14 @@ export class Workloads {
   /** What the limit of a pod's app is computed from (ipam's appLimit): its Pool object, its Deployment. */
   appFacts(key: AllocationKey): AppFacts {
     const pool = key.pool ? this.pools.get(key.pool) : undefined;
-    if (pool) return { pool: { name: pool.name, size: pool.size } };
+    if (pool)
+      return {
+        pool: {
+          name: pool.name,
+          size: pool.size,
+          ...(pool.unreadable ? { unreadable: pool.unreadable } : {}),
+        },
+      };
     const deployment = this.rollout(key.namespace, key.appName);
     return deployment ? { deployment } : {};
   }

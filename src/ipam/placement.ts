@@ -27,8 +27,11 @@ export interface Rollout {
 
 /** What the cluster says about a pod's app, for its limit. */
 export interface AppFacts {
-  /** The Pool object named by the pod's pool annotation, if it exists. */
-  readonly pool?: { readonly name: string; readonly size: number };
+  /**
+   * The Pool object named by the pod's pool annotation, if it exists; `unreadable` says why its
+   * stored size was read as 0 (`size 1.5 is not an integer`).
+   */
+  readonly pool?: { readonly name: string; readonly size: number; readonly unreadable?: string };
   /** The pod's Deployment, if it exists. */
   readonly deployment?: Rollout;
 }
@@ -53,7 +56,13 @@ export function appLimit(key: AllocationKey, facts: AppFacts): AppLimit {
     return {
       limit: pool.size,
       countPrefix: key.poolPrefix,
-      reached: () => `reached pool ${pool.name} size limit of ${pool.size}`,
+      // galaxy's words, then why the limit is 0 when the object says otherwise: kubectl shows a
+      // size of 1.5, and "limit of 0" alone sent the operator looking for a Pool of size 0
+      reached: () =>
+        `reached pool ${pool.name} size limit of ${pool.size}` +
+        (pool.unreadable
+          ? ` (its stored ${pool.unreadable}, so the pool admits no pod until the Pool object is fixed)`
+          : ''),
     };
   }
   const rollout = facts.deployment;

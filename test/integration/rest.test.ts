@@ -972,16 +972,20 @@ describe('R5 /v1/pool', () => {
     // allocation: below 0 or unreadable, no pod of the pool gets an address (galaxy: used >= size)
     await world.deployment('api', 3);
     const owner = { kind: 'ReplicaSet', name: 'api-5d8f7c9b4' };
-    for (const [pool, limit] of [
-      ['k5', -5],
-      ['k8', 0],
+    // the unreadable one says why its limit is 0 while kubectl shows 1.5
+    for (const [pool, refusal] of [
+      ['k5', 'reached pool k5 size limit of -5'],
+      [
+        'k8',
+        'reached pool k8 size limit of 0 (its stored size 1.5 is not an integer, so the pool admits no pod until the Pool object is fixed)',
+      ],
     ] as const) {
       const pod = await world.pod({ name: `api-5d8f7c9b4-${pool}`, owner, pool });
       await eventually(
         `pool ${pool} to reach floatip`,
-        async () => (await world.filter(pod, ['a1'])).error === `reached pool ${pool} size limit of ${limit}`,
+        async () => (await world.filter(pod, ['a1'])).error === refusal,
       );
-      expect(await world.bind(pod, 'a1')).toBe(`reached pool ${pool} size limit of ${limit}`);
+      expect(await world.bind(pod, 'a1')).toBe(refusal);
     }
     const huge = await world.pod({ name: 'api-5d8f7c9b4-k7', owner, pool: 'k7' });
     await eventually('pool k7 to reach floatip', async () => (await world.filter(huge, ['a1'])).error === '');
