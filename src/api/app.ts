@@ -14,7 +14,7 @@ import type { PoolStore } from '../store/pool-store.js';
 import { acceptJson } from './accept.js';
 import { apidocs } from './apidocs.js';
 import { ApiError, sendError } from './envelope.js';
-import { goBodyIntegers } from './go-integers.js';
+import { fractionRefusal, goBodyIntegers } from './go-integers.js';
 import { hasBody, jsonBody } from './json-body.js';
 import type { RecentEvents } from './recent-events.js';
 import { UsageHistory } from './usage-history.js';
@@ -194,6 +194,11 @@ function answerFor(err: unknown, req: Request): Answer {
       };
     }
     if (err.status >= 500) return { status: 500, detail: err.message };
+    // `1.5` or `1e400` where an integer goes: what was written, as goBodyIntegers names `1.0`;
+    // the validator's `must be integer` alone did not say which number it meant
+    const integer = err.errors?.some((e) => /^[./]body[./]/.test(e.path) && e.message === 'must be integer');
+    const fraction = integer ? fractionRefusal(req) : undefined;
+    if (fraction) return { status: 400, detail: fraction.detail };
     return { status: err.status, detail: describeFinding(err, req) };
   }
   // body-parser's errors carry a status and a type

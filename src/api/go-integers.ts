@@ -51,20 +51,31 @@ interface Operation {
   readonly requestBody?: { readonly content?: Readonly<Record<string, { readonly schema?: Schema }>> };
 }
 
-/** After the validator, which has found the operation: no integer field written as 1.0 or 1e3. */
-export const goBodyIntegers: RequestHandler = (req: Request, _res, next) => {
+/**
+ * The refusal of the body's first integer field written with a fraction or an exponent (`1.0`,
+ * `1.5`, `1e3`), naming what was written; undefined when there is none. Needs the operation the
+ * validator has found.
+ */
+export function fractionRefusal(req: Request): ApiError | undefined {
   const operation = (req as { openapi?: { schema?: Operation } }).openapi?.schema;
   const schema = operation?.requestBody?.content?.['application/json']?.schema;
-  if (!schema) return next();
+  if (!schema) return undefined;
   let fields = fieldsOf.get(schema);
   if (!fields) fieldsOf.set(schema, (fields = integerFields(schema)));
   const text = fields.length > 0 ? rawJsonBody(req) : undefined;
-  if (!text) return next();
+  if (!text) return undefined;
   // the first is refused, and the text is read no further
   const [first] = goIntegersWithFraction(text, fields, 'exact');
-  if (!first) return next();
-  throw new ApiError(
+  if (!first) return undefined;
+  return new ApiError(
     400,
     `body.${jsonPathText(first.path)}: must be integer, not ${clipString(first.written)} (Go's decoder reads no integer written with a fraction or an exponent)`,
   );
+}
+
+/** After the validator, which has found the operation: no integer field written as 1.0 or 1e3. */
+export const goBodyIntegers: RequestHandler = (req: Request, _res, next) => {
+  const refusal = fractionRefusal(req);
+  if (refusal) throw refusal;
+  next();
 };

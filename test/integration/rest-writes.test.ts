@@ -97,3 +97,27 @@ describe('W2 a dry run asked in a spelling that is not `dryRun`', () => {
     expect((await answer('GET', '/v1/ip?dryRun[]=true'))[0]).toBe(200);
   });
 });
+
+describe('W3 a Pool size that is not a whole number', () => {
+  test('W3a `1.5`, `-2.5`, `1e400`, `0.0000001` are a 400 naming the number as written, and no Pool is written', async () => {
+    // galaxy's Go decoder refused them too (docs/galaxy.md#creating-a-pool-and-pre-allocating: a
+    // body that does not decode); `1.0` was already named, `1.5` only got `must be integer`
+    for (const written of ['1.5', '-2.5', '1e400', '0.0000001'])
+      expect(
+        await answer('POST', '/v1/pool', `{"name":"frac","size":${written},"preAllocateIP":true}`),
+      ).toEqual([
+        400,
+        {
+          code: 400,
+          message: `bad request: body.size: must be integer, not ${written} (Go's decoder reads no integer written with a fraction or an exponent)`,
+        },
+      ]);
+    expect((await answer('GET', '/v1/pool/frac'))[0]).toBe(404);
+    expect(world.floatip.allocator.byPool('frac')).toEqual([]);
+    // what is no number at all keeps the validator's words
+    expect(await answer('POST', '/v1/pool', '{"name":"frac","size":"4"}')).toEqual([
+      400,
+      { code: 400, message: 'bad request: body.size: must be integer' },
+    ]);
+  });
+});

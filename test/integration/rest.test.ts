@@ -872,7 +872,10 @@ describe('R4 POST /v1/ip', () => {
     // galaxy's Go decoder: policy uint16, updateTime time.Time (RFC 3339), status string, releasable bool
     const refused: [Json, string][] = [
       [{ policy: 'x' }, 'body.ips[1].policy: must be integer'],
-      [{ policy: 1.5 }, 'body.ips[1].policy: must be integer'],
+      [
+        { policy: 1.5 },
+        "body.ips[1].policy: must be integer, not 1.5 (Go's decoder reads no integer written with a fraction or an exponent)",
+      ],
       [{ policy: -1 }, 'body.ips[1].policy: must be >= 0'],
       [{ policy: 65536 }, 'body.ips[1].policy: must be <= 65535'],
       [
