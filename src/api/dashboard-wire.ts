@@ -36,7 +36,10 @@ export interface SubnetUsageJson extends UtilizationJson {
 
 export interface PoolUsageJson extends UtilizationJson {
   name: string;
+  /** As allocation reads it: 0 for a size that is no integer (`problem` says so). */
   size: number;
+  /** Why the Pool admits no pod whatever it holds: its stored size is no integer, or below 0. */
+  problem?: string;
 }
 
 export interface HolderJson {

@@ -14,7 +14,7 @@ import {
   releasePolicyName,
 } from '../ipam/index.js';
 import { isFinished } from '../pods/pod-facts.js';
-import type { Pool } from '../store/pool-store.js';
+import type { Pool, StoredPool } from '../store/pool-store.js';
 import type { DashboardJson, HolderJson, PoolUsageJson, SubnetUsageJson } from './dashboard-wire.js';
 import { sendEnvelope } from './envelope.js';
 import { type IPOrder, compareOrders, ipOrder, sortedSliceSliced } from './ip-order.js';
@@ -27,7 +27,7 @@ export const DASHBOARD_LIMIT = 500;
 
 export interface UsageDeps {
   readonly allocator: Allocator;
-  readonly pools: { list(): Pool[] };
+  readonly pools: { list(): StoredPool[] };
   /** Filled by each request, and by a timer where the server runs one (startUsageSampling). */
   readonly usage: UsageHistory;
   readonly clock: () => number;
@@ -194,6 +194,7 @@ export async function dashboard(deps: DashboardDeps, query: string, limit: numbe
   const poolsJson: PoolUsageJson[] = poolUsage.map(({ pool, counts }) => ({
     name: pool.name,
     size: pool.size,
+    ...poolProblem(pool),
     ...counts,
     free: String(Math.max(0, pool.size - total(counts))),
     exhaustion: deps.usage.exhaustion(poolSeries(pool.name)),
@@ -217,4 +218,18 @@ export function dashboardRoute(deps: DashboardDeps) {
     const limit = typeof req.query.limit === 'number' ? req.query.limit : DASHBOARD_LIMIT;
     sendEnvelope(res, 200, '', { content: await dashboard(deps, q, limit) });
   };
+}
+
+/**
+ * What makes a Pool admit no pod though the dashboard would show it as merely full: a size kubectl
+ * could store and floatip reads as 0 (`1.5`) or below 0, as galaxy read it (docs/galaxy.md#pools-and-their-size).
+ * Without it the page showed `size 0` for a Pool kubectl shows with size 1.5.
+ */
+function poolProblem(pool: StoredPool): { problem?: string } {
+  if (pool.unreadable)
+    return {
+      problem: `its stored ${pool.unreadable}: read as 0, so it admits no pod until the Pool object is fixed`,
+    };
+  if (pool.size < 0) return { problem: `its size ${pool.size} is below 0, so it admits no pod` };
+  return {};
 }

@@ -176,7 +176,12 @@ function App() {
               <h2 id="pools">Pools</h2>
               <div class="cards">
                 {data.pools.map((p) => (
-                  <UsageBar key={p.name} title={`pool ${p.name}`} detail={`size ${p.size}`} u={p} />
+                  <UsageBar
+                    key={p.name}
+                    title={`pool ${p.name}`}
+                    detail={p.problem ? `size ${p.size}: ${p.problem}` : `size ${p.size}`}
+                    u={p}
+                  />
                 ))}
               </div>
             </section>
