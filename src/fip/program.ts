@@ -1,7 +1,7 @@
 // kubectl fip's command line (commander): the user's kubeconfig, context and namespace as kubectl
 // takes them, and one subcommand per question an operator asks. Exit codes: 0 done, 1 a problem
-// found (check, or usage without a configuration) or an address left (release), 2 a usage or
-// connection error.
+// found (check, or usage without a configuration), an address left (release) or nothing found
+// (show), 2 a usage or connection error.
 import { Command, Option } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { isPathSegment } from '../kube/path-segment.js';
@@ -27,7 +27,7 @@ import {
 } from './output.js';
 import { type ReleaseAnswer, type ReleaseEntry, formatVerdicts, plan, targets, verdicts } from './release.js';
 import { type Snapshot, buildSnapshot } from './snapshot.js';
-import { describeLines, find, freeFields, holderFields } from './show.js';
+import { NotFound, describeLines, find, freeFields, holderFields } from './show.js';
 import { printable } from './table.js';
 import { usage } from './usage.js';
 
@@ -320,7 +320,7 @@ export async function runFip(argv: readonly string[], io: Io): Promise<number> {
     }
     // an error can quote the API server's answer or an object's data
     io.err(printable(`kubectl fip: ${e.message ?? String(err)}\n`));
-    return 2;
+    return err instanceof NotFound ? 1 : 2;
   }
   return code;
 }

@@ -9,6 +9,12 @@ import { type Holder, holderOf, policyName } from './holders.js';
 import { type PodView, type Snapshot, podRef, podsByName } from './snapshot.js';
 import { shortAge } from './table.js';
 
+/**
+ * A well-formed `show` that names nothing there is: exit 1, as kubectl's NotFound (`kubectl get pod
+ * nosuch`), not 2, which the README keeps for usage and connection errors.
+ */
+export class NotFound extends Error {}
+
 export interface Shown {
   /** What was asked for, as given. */
   readonly subject: string;
@@ -46,7 +52,7 @@ export function find(snapshot: Snapshot, subject: string, namespace: string): Sh
       subject.length > 300
         ? `${JSON.stringify(subject.slice(0, 300))}... (${subject.length} characters)`
         : JSON.stringify(subject);
-    throw new Error(
+    throw new NotFound(
       `${shown} is no IP address, FloatingIP name or pod ${slash > 0 ? '' : `of namespace ${namespace} `}that exists`,
     );
   }

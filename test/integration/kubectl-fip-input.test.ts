@@ -124,6 +124,22 @@ test('a release of a pod that holds nothing, and usage without a configuration: 
   expect(counted.err).toBe('kubectl fip: no subnets counted: ConfigMap kube-system/nope not found\n');
 });
 
+test('show of a name that is nothing there exits 1, as kubectl get pod nosuch; an address nobody holds is an answer (exit 0)', async () => {
+  for (const subject of ['nosuch', 'default/nosuch', 'nosuch-ns/web']) {
+    const { code, out, err } = await fip('show', subject);
+    expect([subject, code, out]).toEqual([subject, 1, '']);
+    expect(err.split('\n').filter(Boolean)).toHaveLength(1);
+  }
+  expect((await fip('show', 'nosuch')).err).toBe(
+    'kubectl fip: "nosuch" is no IP address, FloatingIP name or pod of namespace default that exists\n',
+  );
+  const free = await fip('show', '10.0.200.1');
+  expect([free.code, free.err]).toEqual([0, '']);
+  expect(free.out).toContain('no FloatingIP object');
+  // a missing argument is still a usage error
+  expect((await fip('show')).code).toBe(2);
+});
+
 test('a reader that closes the pipe early ends the output quietly, without a stack trace', async () => {
   const script = `node dist/src/fip/main.js --kubeconfig '${kubeconfig}' ls -o yaml | head -c 1 >/dev/null; node dist/src/fip/main.js --kubeconfig '${kubeconfig}' --help | head -c 1 >/dev/null`;
   const { stderr } = await promisify(execFile)('bash', ['-o', 'pipefail', '-c', script]).catch(
