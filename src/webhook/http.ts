@@ -1,7 +1,8 @@
 // The webhook's HTTP side (served over HTTPS by the composition root): POST /validate takes an
 // AdmissionReview and answers one; GET /healthz. A review that is not one (bad JSON, wrong version,
-// a field missing) is a 400 naming what is wrong, so the API server logs why and applies the
-// webhook's failurePolicy; it is never answered "allowed" by default.
+// a field missing) is a 400 naming what is wrong, a body not labelled application/json a 415, so the
+// API server logs why and applies the webhook's failurePolicy; it is never answered "allowed" by
+// default.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import {
@@ -56,12 +57,16 @@ export function webhookApp(judge: (req: AdmissionRequest) => Verdict, log: Logge
     void (async () => {
       let request: AdmissionRequest;
       try {
+        // The API server always sends application/json. A body labelled otherwise is refused as
+        // floatip's REST API and the API server refuse one (415), before it is read: a non-200,
+        // so the failurePolicy applies as for a 400. By hand, `curl -d` labels its body form data:
+        // the answer says which header to send (README "Admission webhook").
         const type = req.headers['content-type'] ?? '';
-        if (!/^application\/json\b/i.test(type)) {
+        if (type.split(';')[0]!.trim().toLowerCase() !== 'application/json') {
           send(
             res,
             415,
-            `unsupported media type ${JSON.stringify(type)}: an AdmissionReview is application/json\n`,
+            `unsupported media type ${JSON.stringify(type)}: an AdmissionReview is application/json (send the header Content-Type: application/json)\n`,
           );
           req.resume();
           return;

@@ -1,6 +1,7 @@
 // The admission webhook over real HTTPS, started by the composition root on the embedded API
 // server: what it refuses and in which words (the watcher's own, for the ConfigMap), what it
 // allows with a warning, and that a malformed review is a 400, never an answer.
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
@@ -472,13 +473,41 @@ describe('a review that is not one', () => {
   test('other methods, paths and media types', async () => {
     expect((await post('', '/validate', 'GET')).status).toBe(405);
     expect((await post('', '/mutate')).status).toBe(404);
-    expect((await post('{}', '/validate', 'POST', 'text/plain')).status).toBe(415);
+    // a JSON type named its own way (parameters, case) is JSON; a JSON-based other type is not
+    expect((await post('{}', '/validate', 'POST', 'Application/JSON; charset=utf-8')).status).toBe(400);
+    expect((await post('[]', '/validate', 'POST', 'application/json-patch+json')).status).toBe(415);
     const large = await post(' '.repeat(8 * 1024 * 1024 + 1));
     expect(large).toEqual({
       status: 413,
       text: 'request entity too large: an AdmissionReview is at most 8388608 bytes\n',
     });
     expect(await post('', '/healthz', 'GET')).toEqual({ status: 200, text: 'ok\n' });
+  });
+
+  test('a review POSTed by hand as curl -d sends it (form data) is a 415 naming the header to send; the README says so', async () => {
+    const body = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'by-hand',
+        kind: { group: 'galaxy.k8s.io', version: 'v1alpha1', kind: 'Pool' },
+        operation: 'CREATE',
+        name: 'p',
+        namespace: 'kube-system',
+        object: { metadata: { name: 'p', namespace: 'kube-system' }, size: -1 },
+      },
+    });
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain']) {
+      expect(await post(body, '/validate', 'POST', type)).toEqual({
+        status: 415,
+        text: `unsupported media type "${type}": an AdmissionReview is application/json (send the header Content-Type: application/json)\n`,
+      });
+    }
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## Admission webhook'), readme.indexOf('**Deploy**'));
+    expect(section.replace(/\s+/g, ' ')).toContain(
+      'a body not labelled `application/json` is a 415 naming the header to send',
+    );
   });
 
   test('the webhook speaks HTTPS only, with the certificate it was given', async () => {
