@@ -3,15 +3,19 @@
 // them), then the walkthrough's shell block, whose output must be the README's "prints" block.
 // Ports are moved off the defaults (FLOATIP_* variables, and the same numbers in the commands) so
 // that a floatip running on this machine does not interfere.
+import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { formatCidr, parsePoolConfig } from '../../src/ipam/index.js';
+import { freePort } from '../harness/free-port.js';
 import {
   blocks,
   expectAsReadmeSays,
   freePorts,
+  README,
   ROOT,
   runWalkthrough,
   startFloatip,
@@ -81,4 +85,25 @@ describe('npm start, then the walkthrough', () => {
   test('Try it: the walkthrough prints what the README says', async () => {
     expectAsReadmeSays(await runWalkthrough(ports));
   }, 60_000);
+
+  // Not part of the walkthrough, which runs against a plain `npm start` (here and, in the e2e
+  // suite, beside real control planes): this one needs floatip started again with the webhook's
+  // flags and a certificate made on the spot. Run here as the README says: npm start stopped, the
+  // first block in the checkout's directory, then the curl block beside it.
+  test('Admission webhook, trying it without a cluster: the review POSTed by hand prints the refusal the README shows', async () => {
+    const from = README.indexOf('**Trying it without a cluster.**');
+    expect(from).toBeGreaterThan(README.indexOf('## Admission webhook'));
+    const webhookPort = String(await freePort());
+    const [start, post] = blocks('sh', from).map((b) => b.replaceAll('9443', webhookPort));
+    const [expected] = blocks('text', from);
+    const lines = start!.split('\n');
+    expect(lines.at(-1)).toMatch(/^npm start -- --webhook-port /);
+    await floatip!.stop();
+    floatip = undefined;
+    await promisify(execFile)('bash', ['-e', '-c', lines.slice(0, -1).join('\n')], { cwd: dir });
+    floatip = await startFloatip(lines.at(-1)!, dir, ports, 90_000);
+    expect(floatip.output()).toContain(`admission webhook: https://127.0.0.1:${webhookPort}/validate`);
+    const { stdout } = await promisify(execFile)('bash', ['-e', '-c', post!], { cwd: dir });
+    expect(stdout).toBe(`${expected}\n`);
+  }, 150_000);
 });
