@@ -259,8 +259,10 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
           (field === 'body.name' && valueAt(req, e.path) === null)
         )
           return 'pool name is empty';
+        // floatip's own words (galaxy had none for a bad name, docs/galaxy.md), quoted as galaxy
+        // quotes a bad ip (Go's %q), so that one answer does not mix two quotings
         if (e.errorCode === 'pattern.openapi.validation' || e.errorCode === 'maxLength.openapi.validation')
-          return `pool name ${JSON.stringify(valueAt(req, e.path))} is not a Kubernetes object name (${POOL_NAME_RULE})`;
+          return `pool name ${goQuote(clipString(String(valueAt(req, e.path))))} is not a Kubernetes object name (${POOL_NAME_RULE})`;
       }
       if (e.errorCode === 'required.openapi.validation') return `${field}: is required`;
       if (e.errorCode === 'additionalProperties.openapi.validation') return `${field}: unknown field`;

@@ -91,6 +91,26 @@ describe('I1 pool names are Kubernetes object names, checked before anything rea
       ]);
       expect((await raw(method, '/v1/pool/'))[0]).toBe(405);
     }
+    // quoted as galaxy quotes a bad ip (Go's %q: `\x00`, `\x7f`, `\u00a0`), not as JSON (`\u0000`)
+    for (const [body, quoted] of [
+      ['x\u0000', '"x\\x00"'],
+      ['x\u007f\u00a0\u0007\u000b', '"x\\x7f\\u00a0\\a\\v"'],
+      ['Pé', '"Pé"'],
+    ]) {
+      expect(await answer('POST', '/v1/pool', { name: body, size: 1 })).toEqual([
+        400,
+        {
+          code: 400,
+          message: `bad request: pool name ${quoted} is not a Kubernetes object name (${POOL_NAME_RULE})`,
+        },
+      ]);
+    }
+    expect((await raw('GET', '/v1/pool/x%00'))[1]).toEqual({
+      code: 400,
+      message: `bad request: pool name "x\\x00" is not a Kubernetes object name (${POOL_NAME_RULE})`,
+    });
+    const ip = await answer('POST', '/v1/ip', { ips: [{ ip: 'x\u0000' }] });
+    expect(ip[1]).toEqual({ code: 400, message: 'bad request: "x\\x00" is not a valid ip (body.ips[0].ip)' });
     for (const name of ['p1', 'p2.example']) {
       expect(await answer('GET', `/v1/pool/${name}`)).toEqual([
         200,
