@@ -242,14 +242,15 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
         const escape = /%(?![0-9a-f]{2})[^/]{0,2}/i.exec(req.path)?.[0];
         return escape === undefined
           ? `path ${clipString(req.path)}: its escapes are not UTF-8`
-          : `path ${clipString(req.path)}: invalid URL escape ${JSON.stringify(escape)}`;
+          : `path ${clipString(req.path)}: invalid URL escape ${goQuote(escape)}`;
       }
       if (e.errorCode === 'format.openapi.validation' && /format "ip"/.test(e.message)) {
         // galaxy's words first, as a script matching them expects; then which entry it was
         return `${goQuote(clipString(String(valueAt(req, e.path))))} is not a valid ip (${field})`;
       }
       if (e.errorCode === 'format.openapi.validation' && /format "go-rfc3339"/.test(e.message)) {
-        return `${field}: ${JSON.stringify(valueAt(req, e.path))} is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)`;
+        // quoted as the ip and the pool name are (Go's %q), so that one envelope uses one quoting
+        return `${field}: ${goQuote(clipString(String(valueAt(req, e.path))))} is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)`;
       }
       if (field === 'body.name' || field === 'params.name') {
         // galaxy's Go decoder leaves an absent or null name empty, and says so

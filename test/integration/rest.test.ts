@@ -886,6 +886,11 @@ describe('R4 POST /v1/ip', () => {
         { updateTime: '2026-02-29T00:00:00Z' },
         'body.ips[1].updateTime: "2026-02-29T00:00:00Z" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)',
       ],
+      [
+        // quoted as Go's %q, as a bad ip is, not as JSON ("\u0001")
+        { updateTime: 'now\u0001' },
+        'body.ips[1].updateTime: "now\\x01" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)',
+      ],
       [{ updateTime: 1764936000 }, 'body.ips[1].updateTime: must be string'],
       [{ status: 5 }, 'body.ips[1].status: must be string'],
       [{ releasable: 'yes' }, 'body.ips[1].releasable: must be boolean'],
