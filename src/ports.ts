@@ -1,7 +1,14 @@
 // The ports floatip serves (the extender, the REST API, the health port, the admission webhook),
 // opened alike: every refusal a caller's bytes earn before any handler runs is answered in words,
 // and no caller may keep a socket longer than INBOUND_REQUEST_TIMEOUT_MS to send its request.
-import { type RequestListener, type Server, createServer, maxHeaderSize } from 'node:http';
+import {
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+  createServer,
+  maxHeaderSize,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -41,6 +48,39 @@ export function clientErrorAnswer(err: Error & { code?: string; reason?: string 
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   );
+}
+
+/** The connections whose bytes node's parser refused: answered once. */
+const refused = new WeakSet<Duplex>();
+
+/** What node keeps on a connection of its HTTP server: the answer being written on it. */
+type Answering = ServerResponse & { readonly req: IncomingMessage };
+
+/**
+ * Answers node's refusal of the bytes on `socket` in its turn. The requests before the bad bytes
+ * (pipelined in the same write) were parsed and are being answered: their answers go first, in
+ * order, as Go's server answers them one by one before it reads the bad one. Written at once, the
+ * refusal took the place of the first answer (a bind that was decided, answered 400 for the bytes
+ * after it) and the connection closed under the others. A request whose own body holds the bad
+ * bytes is answered with the refusal, unless its answer has begun: then the connection is cut.
+ */
+function refuseInTurn(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) return void socket.destroy();
+  const answering = (socket as { _httpMessage?: Answering | null })._httpMessage;
+  if (answering?.req.complete) {
+    // node hands the connection to the next answer when this one finishes (before this listener)
+    let turned = false;
+    const next = () => {
+      if (turned) return;
+      turned = true;
+      refuseInTurn(err, socket);
+    };
+    answering.once('finish', next);
+    answering.once('close', next);
+    return;
+  }
+  if (answering?.headersSent) return void socket.destroy();
+  socket.end(clientErrorAnswer(err));
 }
 
 /** A port floatip was told to serve on could not be opened (in use, not permitted). */
@@ -85,15 +125,12 @@ export function listen(
       );
     });
     server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
-      // a reset connection cannot be answered; nor one whose response has begun (a pipelined
-      // request after it), where a status line would land inside that response
-      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-      if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
-        socket.destroy();
-        return;
-      }
+      if (err.code === 'ECONNRESET') return void socket.destroy();
+      // the parser repeats its error for every later chunk on the connection: answered once
+      if (refused.has(socket)) return;
+      refused.add(socket);
       socket.on('error', () => undefined);
-      socket.end(clientErrorAnswer(err));
+      refuseInTurn(err, socket);
     });
     server.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;

@@ -1,0 +1,91 @@
+// Requests pipelined on one connection (several in one write), as a broken proxy or a fuzzer sends
+// them, on a port opened as floatip opens its ports (ports.ts): every request gets its own answer in
+// order, a refusal of bad bytes comes after the answers to the requests before them and says why.
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { extenderApp } from '../../src/extender/http.js';
+import { silentLogger } from '../../src/log.js';
+import { close, listen } from '../../src/ports.js';
+import { passingFilter } from './helpers.js';
+
+let server: Server;
+let port: number;
+beforeEach(async () => {
+  const app = extenderApp(passingFilter, silentLogger());
+  // the extender's filter, and a path whose answer takes a while (a bind deciding)
+  server = await listen(
+    'test',
+    (req, res) => {
+      if (!req.url?.startsWith('/slow')) return app(req, res);
+      setTimeout(() => res.end(`slow ${req.url}`), 100);
+    },
+    { host: '127.0.0.1', requestTimeoutMs: 5000 },
+    0,
+  );
+  port = (server.address() as AddressInfo).port;
+});
+afterEach(() => close(server));
+
+/** Writes `sent` in one write and returns all that came back until the server closed or `waitMs`. */
+async function exchange(sent: string, waitMs = 2000): Promise<{ answer: string; closed: boolean }> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+  socket.write(sent);
+  const closed = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), waitMs);
+    socket.on('close', () => (clearTimeout(timer), resolve(true)));
+  });
+  socket.destroy();
+  return { answer, closed };
+}
+
+const statuses = (answer: string) => [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+const filterBody = JSON.stringify({ Pod: { metadata: { name: 'p' } }, NodeNames: ['a1'] });
+const filter =
+  'POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+  `Content-Length: ${filterBody.length}\r\n\r\n${filterBody}`;
+const DUPLICATE_LENGTH = 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n';
+const REFUSAL = 'bad request: Duplicate Content-Length';
+
+test.each([
+  ['a filter (answered at once)', filter],
+  ['an answer that takes a while', 'GET /slow/1 HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ['a health check', 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'],
+])(
+  '%s pipelined before bad bytes is answered, then the refusal says why and the connection closes',
+  async (_what, first) => {
+    const { answer, closed } = await exchange(first + DUPLICATE_LENGTH);
+    expect(statuses(answer)).toEqual(['200', '400']);
+    expect(answer.indexOf(REFUSAL)).toBeGreaterThan(answer.indexOf('HTTP/1.1 400'));
+    expect(answer.endsWith(REFUSAL)).toBe(true);
+    expect(closed).toBe(true);
+  },
+);
+
+test('answers to several pipelined requests come in order, each whole, before the refusal after them', async () => {
+  const { answer } = await exchange(
+    'GET /slow/a HTTP/1.1\r\nHost: x\r\n\r\n' +
+      filter +
+      'GET /slow/b HTTP/1.1\r\nHost: x\r\n\r\n' +
+      'GET /nope HTTP/1.1\r\nHost: x\r\n\r\n' +
+      DUPLICATE_LENGTH,
+  );
+  expect(statuses(answer)).toEqual(['200', '200', '200', '404', '400']);
+  const order = ['slow /slow/a', '"NodeNames":["a1"]', 'slow /slow/b', 'no route GET /nope', REFUSAL];
+  const at = order.map((text) => answer.indexOf(text));
+  expect(at.every((i) => i >= 0)).toBe(true);
+  expect(at).toEqual([...at].sort((a, b) => a - b));
+});
+
+test('bad bytes inside a request’s own body are that request’s refusal', async () => {
+  const { answer, closed } = await exchange(
+    'POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+  );
+  expect(statuses(answer)).toEqual(['400']);
+  expect(answer).toMatch(/\r\n\r\nbad request: Invalid character in chunk size$/);
+  expect(closed).toBe(true);
+});
