@@ -13,6 +13,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { refuseExpectation, requiringHost } from './http-refusals.js';
+import { boundedPipeline } from './pipeline.js';
 
 /**
  * A request's headers and body must all have arrived within this, on every port. node's default
@@ -96,7 +97,7 @@ export function listen(
   tls?: { readonly cert: string; readonly key: string },
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const guarded = requiringHost(app);
+    const guarded = boundedPipeline(requiringHost(app));
     const timeouts = {
       requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,

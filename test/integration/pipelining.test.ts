@@ -6,17 +6,31 @@ import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { extenderApp } from '../../src/extender/http.js';
 import { silentLogger } from '../../src/log.js';
+import { MAX_ANSWERING } from '../../src/pipeline.js';
 import { close, listen } from '../../src/ports.js';
 import { passingFilter } from './helpers.js';
 
 let server: Server;
 let port: number;
+/** Requests handled so far, and the most handled at once, by /big. */
+let handled = 0;
+let answering = 0;
+let mostAnswering = 0;
 beforeEach(async () => {
+  handled = answering = mostAnswering = 0;
   const app = extenderApp(passingFilter, silentLogger());
   // the extender's filter, and a path whose answer takes a while (a bind deciding)
   server = await listen(
     'test',
     (req, res) => {
+      if (req.url?.startsWith('/big')) {
+        handled++;
+        mostAnswering = Math.max(mostAnswering, ++answering);
+        res.once('finish', () => answering--);
+        // an answer made a moment later, as a bind's or a REST listing's
+        setTimeout(() => res.end(`${req.url} `.padEnd(32 * 1024, '.')), 1);
+        return;
+      }
       if (!req.url?.startsWith('/slow')) return app(req, res);
       setTimeout(() => res.end(`slow ${req.url}`), 100);
     },
@@ -88,4 +102,29 @@ test('bad bytes inside a request’s own body are that request’s refusal', asy
   expect(statuses(answer)).toEqual(['400']);
   expect(answer).toMatch(/\r\n\r\nbad request: Invalid character in chunk size$/);
   expect(closed).toBe(true);
+});
+
+const big = (i: number) => `GET /big/${i} HTTP/1.1\r\nHost: x\r\n\r\n`;
+
+test('pipelined requests are handled a few at a time, and all are answered in order', async () => {
+  const n = 100;
+  const { answer } = await exchange(Array.from({ length: n }, (_, i) => big(i)).join(''), 1500);
+  expect(statuses(answer)).toEqual(Array(n).fill('200'));
+  const order = Array.from({ length: n }, (_, i) => answer.indexOf(`/big/${i} `));
+  expect(order).toEqual([...order].sort((a, b) => a - b));
+  expect(mostAnswering).toBeLessThanOrEqual(MAX_ANSWERING);
+});
+
+test('a caller that pipelines and never reads its answers does not have them all made and held', async () => {
+  // node parsed every request received and handed it on: each answer made and queued in memory
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  socket.pause();
+  const n = 2000;
+  socket.write(Array.from({ length: n }, (_, i) => big(i)).join(''));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  socket.destroy();
+  // what the kernel's buffers took, a few MiB of answers, and no more
+  expect(handled).toBeLessThan(n / 4);
 });
