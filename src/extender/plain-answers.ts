@@ -6,16 +6,23 @@ import { bodyPending, closeAfterAnswer } from '../http.js';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
+/**
+ * The request target's path: a target in absolute form (`POST http://host/v1/filter`, as a proxy
+ * sends it) is its path, as Go's server read it for galaxy and express reads it on the REST port.
+ */
+const targetOf = (url: string | undefined) =>
+  (url ?? '/').replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, '') || '/';
+
 /** The path as express routed it: without the query, one trailing slash dropped, lower case. */
 export function routeOf(url: string | undefined): string {
-  const raw = url ?? '/';
+  const raw = targetOf(url);
   const q = raw.indexOf('?');
   const path = q < 0 ? raw : raw.slice(0, q);
   return (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
 }
 
 /** The path for a 404's message, as the caller sent it (without the query). */
-export const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0]!;
+export const pathOf = (url: string | undefined) => targetOf(url).split('?')[0]!;
 
 export function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
   // answered before the request's body has all arrived (a 404, 405 or 413 reads none of it)

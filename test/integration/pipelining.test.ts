@@ -1,6 +1,7 @@
 // Requests pipelined on one connection (several in one write), as a broken proxy or a fuzzer sends
 // them, on a port opened as floatip opens its ports (ports.ts): every request gets its own answer in
-// order, a refusal of bad bytes comes after the answers to the requests before them and says why.
+// order, a refusal of bad bytes comes after the answers to the requests before them and says why;
+// and a request target in absolute form, as a proxy writes it, is routed by its path.
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
@@ -128,3 +129,22 @@ test('a caller that pipelines and never reads its answers does not have them all
   // what the kernel's buffers took, a few MiB of answers, and no more
   expect(handled).toBeLessThan(n / 4);
 });
+
+test.each([
+  ['POST http://floatip:9040/v1/filter', '200'],
+  ['POST HTTP://floatip/v1/filter?x=1', '200'],
+  ['GET http://floatip/healthz', '200'],
+  ['POST http://floatip', '404'],
+])(
+  'a request target in absolute form (%s), as a proxy sends it, is routed by its path',
+  async (line, status) => {
+    const body = line.startsWith('POST') ? filterBody : '';
+    const { answer } = await exchange(
+      `${line} HTTP/1.1\r\nHost: floatip\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+      300,
+    );
+    expect(statuses(answer)).toEqual([status]);
+    if (status === '404') expect(answer).toContain('{"Error":"no route POST /"}');
+  },
+);
