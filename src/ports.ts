@@ -12,7 +12,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { refuseExpectation, requiringHost } from './http-refusals.js';
+import { refuseExpectation, requiringHost, versionRefusal } from './http-refusals.js';
 import { boundedPipeline } from './pipeline.js';
 
 /**
@@ -44,7 +44,10 @@ export function clientErrorAnswer(err: Error & { code?: string; reason?: string 
         ]
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADER_TIMEOUT'
         ? [408, 'Request Timeout', 'request timeout: the request did not arrive in time']
-        : [400, 'Bad Request', `bad request: ${err.reason ?? err.message}`];
+        : // HTTP/2's preface on a plain port: node's own words were "Pause on PRI/Upgrade"
+          err.code === 'HPE_PAUSED_H2_UPGRADE'
+          ? [505, 'HTTP Version Not Supported', versionRefusal('HTTP/2.0')]
+          : [400, 'Bad Request', `bad request: ${err.reason ?? err.message}`];
   return (
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`

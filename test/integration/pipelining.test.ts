@@ -148,3 +148,17 @@ test.each([
     if (status === '404') expect(answer).toContain('{"Error":"no route POST /"}');
   },
 );
+
+test.each([
+  ['GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n', 'HTTP/2.0'],
+  ['GET /healthz\r\nHost: x\r\n\r\n', 'HTTP/0.9'],
+  ['PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'HTTP/2.0'],
+])(
+  '%j is a 505 that says which version this port speaks, and the connection closes',
+  async (sent, version) => {
+    const { answer, closed } = await exchange(sent);
+    expect(answer).toMatch(/^HTTP\/1\.1 505 HTTP Version Not Supported\r\n/);
+    expect(answer).toContain(`\r\n\r\nhttp version not supported: ${version}; this port speaks HTTP/1.1`);
+    expect(closed).toBe(true);
+  },
+);
