@@ -22,6 +22,23 @@ type ServedSocket = Socket & {
 interface Connection {
   answering: number;
   readonly waiting: [IncomingMessage, ServerResponse][];
+  /** The answers begun and not closed. */
+  readonly open: Set<ServerResponse>;
+}
+
+/**
+ * Tells the handlers of an answer that it can no longer be sent, as node tells them of the one
+ * it is writing when the connection closes: node says nothing of the answers queued behind that
+ * one, and the extender port's accounting (a body's share of the budget, the requests a shutdown
+ * waits for) waited for their 'close' for ever. Three binds pipelined by a caller that left held
+ * their bodies' bytes, and SIGTERM, past the process's life.
+ */
+function closeUnsent(res: ServerResponse): void {
+  const unsent = res as ServerResponse & { _closed?: boolean; destroyed: boolean };
+  if (unsent._closed) return;
+  unsent._closed = true;
+  unsent.destroyed = true;
+  res.emit('close');
 }
 
 const connections = new WeakMap<Socket, Connection>();
@@ -30,12 +47,14 @@ const connections = new WeakMap<Socket, Connection>();
 export function boundedPipeline(app: RequestListener): RequestListener {
   const run = (connection: Connection, req: IncomingMessage, res: ServerResponse) => {
     connection.answering++;
+    connection.open.add(res);
     let done = false;
     // 'close' comes once the answer is sent, or can no longer be
     res.once('close', () => {
       if (done) return;
       done = true;
       connection.answering--;
+      connection.open.delete(res);
       next(connection, req.socket as ServedSocket);
     });
     app(req, res);
@@ -57,8 +76,15 @@ export function boundedPipeline(app: RequestListener): RequestListener {
     const socket = req.socket as ServedSocket;
     let connection = connections.get(socket);
     if (!connection) {
-      connection = { answering: 0, waiting: [] };
-      connections.set(socket, connection);
+      const made: Connection = { answering: 0, waiting: [], open: new Set() };
+      connections.set(socket, made);
+      socket.once('close', () => {
+        made.waiting.length = 0;
+        // the one being written is node's to close
+        const writing = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+        for (const unsent of [...made.open]) if (unsent !== writing) closeUnsent(unsent);
+      });
+      connection = made;
     }
     if (connection.answering < MAX_ANSWERING && connection.waiting.length === 0)
       return run(connection, req, res);

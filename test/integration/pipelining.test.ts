@@ -5,7 +5,8 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { extenderApp } from '../../src/extender/http.js';
+import { type ExtenderVerbs, extenderApp } from '../../src/extender/http.js';
+import { InFlight } from '../../src/extender/in-flight.js';
 import { silentLogger } from '../../src/log.js';
 import { MAX_ANSWERING } from '../../src/pipeline.js';
 import { close, listen } from '../../src/ports.js';
@@ -162,3 +163,53 @@ test.each([
     expect(closed).toBe(true);
   },
 );
+
+test('binds pipelined by a caller that leaves free their bodies’ bytes, and do not hold a shutdown', async () => {
+  // node closes only the answer it is writing: those queued behind it never closed, and their
+  // bodies stayed counted against the budget, their requests in flight
+  const inFlight = new InFlight();
+  const slowBind = {
+    bind: () => new Promise((resolve) => setTimeout(() => resolve(''), 200)),
+  } as unknown as ExtenderVerbs;
+  const app = extenderApp(
+    slowBind,
+    silentLogger(),
+    { bodyBudgetBytes: 2500, smallBodyReserveBytes: 0 },
+    inFlight,
+  );
+  const binds = await listen('binds', app, { host: '127.0.0.1', requestTimeoutMs: 5000 }, 0);
+  try {
+    const at = (binds.address() as AddressInfo).port;
+    const bind = (pad: number) => {
+      const body = JSON.stringify({
+        PodName: 'p',
+        PodNamespace: 'ns',
+        PodUID: 'u',
+        Node: 'n',
+        Pad: 'x'.repeat(pad),
+      });
+      return `POST /v1/bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    };
+    const socket = connect(at, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await once(socket, 'connect');
+    socket.write(bind(10) + bind(1000) + bind(1000));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const drained = await Promise.race([
+      inFlight.drained().then(() => true),
+      new Promise((r) => setTimeout(() => r(false), 500)),
+    ]);
+    expect(drained).toBe(true);
+    // the budget has room again for a bind
+    const res = await fetch(`http://127.0.0.1:${at}/v1/bind`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ PodName: 'p', PodNamespace: 'ns', PodUID: 'u', Node: 'n' }),
+    });
+    expect([res.status, await res.text()]).toEqual([200, '{"Error":""}']);
+  } finally {
+    await close(binds);
+  }
+});
