@@ -21,16 +21,28 @@ export const versionRefusal = (version: string) =>
   `http version not supported: ${version}; this port speaks HTTP/1.1 and HTTP/1.0 (no HTTP/2, no h2c)`;
 
 /**
- * `app`, but a request of another HTTP major version than 1 is a 505, and an HTTP/1.1 request without a Host header is a 400 that says so (RFC 9112 3.2, as Go's
- * server answers it); the server is to be made with `requireHostHeader: false`.
+ * `app`, but what Go's server, galaxy's, refuses and node's parser lets through is refused in
+ * words: another HTTP major version than 1 (505), an HTTP/1.1 request without a Host header or with
+ * two (400; the server is to be made with `requireHostHeader: false`), and a Transfer-Encoding
+ * other than chunked (501: node passed `gzip, chunked` bodies on still gzipped, read as JSON).
  */
 export function requiringHost(app: RequestListener): RequestListener {
   return (req, res) => {
     // node's parser takes `GET / HTTP/2.0` and a request line without a version (HTTP/0.9) and
-    // answered them as HTTP/1.1; Go's server, galaxy's, answers another major version 505
+    // answered them as HTTP/1.1
     if (req.httpVersionMajor !== 1) return refuse(res, 505, versionRefusal(`HTTP/${req.httpVersion}`));
-    if (req.httpVersion === '1.1' && req.headers.host === undefined)
+    const hosts = req.headersDistinct.host?.length ?? 0;
+    if (req.httpVersion === '1.1' && hosts === 0)
       return refuse(res, 400, 'bad request: missing required Host header');
+    // node keeps the first: which host was meant is anyone's guess
+    if (hosts > 1) return refuse(res, 400, 'bad request: too many Host headers');
+    const coding = req.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked')
+      return refuse(
+        res,
+        501,
+        `not implemented: Transfer-Encoding ${JSON.stringify(coding.slice(0, 200))}; only chunked is`,
+      );
     app(req, res);
   };
 }

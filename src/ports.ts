@@ -119,6 +119,9 @@ export function listen(
         )
       : createServer({ ...timeouts, requireHostHeader: false }, guarded);
     server.on('checkExpectation', refuseExpectation);
+    // node drops the headers after its 2000th, a Host or Content-Type among them, while its parser
+    // still frames the body by them; node's 16 KiB for all headers is the bound, as 1 MiB is Go's
+    server.maxHeadersCount = 0;
     // CONNECT asks for a tunnel, which no port of floatip offers; without this node drops the
     // connection without a word, where every other method a path does not take gets a 405
     server.on('connect', (_req, socket: Duplex) => {

@@ -97,6 +97,17 @@ test('a request node’s parser refuses gets a body naming the problem, and the 
       '417 Expectation Failed',
       'expectation failed: only 100-continue is understood, not "200-ok"',
     ],
+    // node kept the first Host, and took a body still gzipped for the JSON it was to be
+    [
+      'GET /readyz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n',
+      '400 Bad Request',
+      'bad request: too many Host headers',
+    ],
+    [
+      'POST /v1/bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      '501 Not Implemented',
+      'not implemented: Transfer-Encoding "gzip, chunked"; only chunked is',
+    ],
   ];
   for (const url of [world.floatip.extenderUrl, world.floatip.apiUrl!]) {
     const { hostname, port } = new URL(url);
