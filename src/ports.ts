@@ -47,7 +47,10 @@ export function clientErrorAnswer(err: Error & { code?: string; reason?: string 
         : // HTTP/2's preface on a plain port: node's own words were "Pause on PRI/Upgrade"
           err.code === 'HPE_PAUSED_H2_UPGRADE'
           ? [505, 'HTTP Version Not Supported', versionRefusal('HTTP/2.0')]
-          : [400, 'Bad Request', `bad request: ${err.reason ?? err.message}`];
+          : // the caller closed its side mid-request: node's words were "Invalid EOF state"
+            err.code === 'HPE_INVALID_EOF_STATE'
+            ? [400, 'Bad Request', 'bad request: the connection was closed before the request was whole']
+            : [400, 'Bad Request', `bad request: ${err.reason ?? err.message}`];
   return (
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`

@@ -220,3 +220,18 @@ test('a Host after node’s 2000th header is still read: node dropped it, and an
   );
   expect(statuses(answer)).toEqual(['200']);
 });
+
+test.each([
+  ['its headers', 'POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Ty'],
+  ['its body', 'POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"Pod"'],
+])('a caller that closes its side before %s came whole is told so', async (_what, sent) => {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+  socket.end(sent);
+  await once(socket, 'close');
+  expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+  expect(answer).toMatch(/\r\n\r\nbad request: the connection was closed before the request was whole$/);
+});
