@@ -30,7 +30,7 @@ beforeEach(async () => {
         mostAnswering = Math.max(mostAnswering, ++answering);
         res.once('finish', () => answering--);
         // an answer made a moment later, as a bind's or a REST listing's
-        setTimeout(() => res.end(`${req.url} `.padEnd(32 * 1024, '.')), 1);
+        setTimeout(() => res.end(`${req.url} `.padEnd(64 * 1024, '.')), 1);
         return;
       }
       if (!req.url?.startsWith('/slow')) return app(req, res);
