@@ -169,22 +169,8 @@ test('the page is public, its files are only those built; unbuilt, it says how t
 test('a Pool that admits no pod whatever it holds says why: a stored size no integer, or below 0', async () => {
   // kubectl can store both (docs/galaxy.md#pool-objects: galaxy's CRD sets no minimum); floatip
   // reads 1.5 as 0, and the page showed `size 0` with nothing to say kubectl shows 1.5
-  const create = (name: string, size: unknown) =>
-    world.custom.createNamespacedCustomObject({
-      group: 'galaxy.k8s.io',
-      version: 'v1alpha1',
-      plural: 'pools',
-      namespace: 'kube-system',
-      body: {
-        apiVersion: 'galaxy.k8s.io/v1alpha1',
-        kind: 'Pool',
-        metadata: { name },
-        size,
-        preAllocateIP: false,
-      },
-    });
-  await create('fraction', 1.5);
-  await create('negative', -2);
+  await world.createPool('fraction', 1.5);
+  await world.createPool('negative', -2);
   await eventually('both pools to reach the cache', async () => (await dashboard()).pools.length === 3);
   const pools = (await dashboard()).pools;
   expect(pools.find((p) => p.name === 'fraction')).toMatchObject({

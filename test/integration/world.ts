@@ -298,8 +298,8 @@ export class World {
     });
   }
 
-  /** A Pool object, as kubectl would create it. */
-  async createPool(name: string, size: number): Promise<void> {
+  /** A Pool object, as kubectl would create it (any size: galaxy's CRD has no schema). */
+  async createPool(name: string, size: unknown): Promise<void> {
     await this.custom.createNamespacedCustomObject({
       group: 'galaxy.k8s.io',
       version: 'v1alpha1',
