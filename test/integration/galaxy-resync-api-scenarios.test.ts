@@ -44,14 +44,41 @@ async function preexisting(ip: string, key: string, policy: number, labels?: Rec
   await eventually(`${ip} to reach floatip`, async () => world.floatip.allocator.get(ip)?.key === key);
 }
 
-/** The key of the FloatingIP object named by `ip` in the API server; undefined when there is none. */
-async function objectKey(ip: string): Promise<string | undefined> {
+/** The spec of the FloatingIP object named by `ip` in the API server; undefined when there is none. */
+async function objectSpec(ip: string): Promise<{ key: string; attribute: string } | undefined> {
   const list = (await world.custom.listClusterCustomObject({
     group: 'galaxy.k8s.io',
     version: 'v1alpha1',
     plural: 'floatingips',
-  })) as { items: { metadata: { name: string }; spec: { key: string } }[] };
-  return list.items.find((item) => item.metadata.name === ip)?.spec.key;
+  })) as { items: { metadata: { name: string }; spec: { key: string; attribute: string } }[] };
+  return list.items.find((item) => item.metadata.name === ip)?.spec;
+}
+
+/** The key of the FloatingIP object named by `ip` in the API server; undefined when there is none. */
+async function objectKey(ip: string): Promise<string | undefined> {
+  return (await objectSpec(ip))?.key;
+}
+
+type Phase = 'Running' | 'Failed' | 'Succeeded';
+
+/**
+ * galaxy's FooCrd: the scalable custom kind Foo (foo.example.com), once floatip knows it is
+ * scalable, which is when filter stops refusing an immutable pod of it.
+ */
+async function fooKind(): Promise<void> {
+  await world.customWorkloadKind({ group: 'foo.example.com', kind: 'Foo', plural: 'foos' });
+  const probe = await world.pod({
+    name: 'probe-0',
+    owner: { kind: 'Foo', name: 'probe' },
+    policy: 'immutable',
+  });
+  await eventually(
+    'the CRD to reach floatip',
+    async () => (await world.filter(probe, ['node3'])).passed.includes('node3'),
+    10_000,
+  );
+  await world.deletePod('probe-0');
+  await world.settle();
 }
 
 /**
@@ -103,7 +130,7 @@ test('TestResyncAppNotExist: a pool pod’s address is parked at its pool, an im
 
 describe('TestResyncStsPod: an address left by StatefulSet pod sts-xxx-0 after a resync', () => {
   const KEY = 'sts_ns1_sts-xxx_sts-xxx-0';
-  test.each<[string, Policy, boolean, number | undefined, 'kept' | 'released']>([
+  test.each<[string, Policy, boolean | 'Failed' | 'Succeeded', number | undefined, 'kept' | 'released']>([
     ['case 0: default policy, the pod exists → kept', 'default', true, undefined, 'kept'],
     ['case 1: default policy, neither pod nor app → released', 'default', false, undefined, 'released'],
     ['case 2: immutable, the app does not exist → released', 'immutable', false, undefined, 'released'],
@@ -112,18 +139,111 @@ describe('TestResyncStsPod: an address left by StatefulSet pod sts-xxx-0 after a
     ['case 5: never, the app at 0 replicas → kept', 'never', false, 0, 'kept'],
     ['case 6: never, the app at 1 replica → kept', 'never', false, 1, 'kept'],
     ['case 7: never, the app does not exist → kept', 'never', false, undefined, 'kept'],
+    [
+      'case 8: default policy, the pod exists but failed → released',
+      'default',
+      'Failed',
+      undefined,
+      'released',
+    ],
+    [
+      'case 9: default policy, the pod exists but completed → released',
+      'default',
+      'Succeeded',
+      undefined,
+      'released',
+    ],
   ])('%s', async (_case, policy, createPod, replicas, expected) => {
     if (replicas !== undefined) await world.statefulSet('sts-xxx', replicas);
-    if (createPod)
+    if (createPod) {
       await world.pod({
         name: 'sts-xxx-0',
         owner: { kind: 'StatefulSet', name: 'sts-xxx' },
         ...policyOf(policy),
       });
+      if (createPod !== true) await world.phase('sts-xxx-0', createPod);
+    }
     await preexisting('10.49.27.205', KEY, POLICY[policy]);
     await resync();
     expect(await objectKey('10.49.27.205')).toBe(expected === 'kept' ? KEY : undefined);
   });
+});
+
+describe('TestResyncCRDPod: an address left by pod crd-xxx-0 of the scalable custom kind Foo after a resync', () => {
+  const KEY = 'foo_ns1_crd-xxx_crd-xxx-0';
+  test.each<[string, Policy, Phase | false, number | undefined, 'kept' | 'released']>([
+    ['case 0: default policy, the pod exists → kept', 'default', 'Running', undefined, 'kept'],
+    ['case 1: default policy, neither pod nor app → released', 'default', false, undefined, 'released'],
+    ['case 2: immutable, the app does not exist → released', 'immutable', false, undefined, 'released'],
+    ['case 3: immutable, the app wants 1 replica → kept', 'immutable', false, 1, 'kept'],
+    ['case 4: immutable, the app scaled down to 0 → released', 'immutable', false, 0, 'released'],
+    ['case 5: never, the app at 0 replicas → kept', 'never', false, 0, 'kept'],
+    ['case 6: never, the app at 1 replica → kept', 'never', false, 1, 'kept'],
+    ['case 7: never, the app does not exist → kept', 'never', false, undefined, 'kept'],
+    [
+      'case 8: default policy, the pod exists but failed → released',
+      'default',
+      'Failed',
+      undefined,
+      'released',
+    ],
+    [
+      'case 9: default policy, the pod exists but completed → released',
+      'default',
+      'Succeeded',
+      undefined,
+      'released',
+    ],
+  ])('%s', async (_case, policy, pod, replicas, expected) => {
+    // galaxy's FooCrd is always there (createPluginTestNodesWithCrdObjs); its objects carry replicas
+    await fooKind();
+    if (replicas !== undefined)
+      await world.custom.createNamespacedCustomObject({
+        group: 'foo.example.com',
+        version: 'v1',
+        plural: 'foos',
+        namespace: 'ns1',
+        body: {
+          apiVersion: 'foo.example.com/v1',
+          kind: 'Foo',
+          metadata: { name: 'crd-xxx' },
+          spec: { replicas },
+        },
+      });
+    if (pod) {
+      await world.pod({ name: 'crd-xxx-0', owner: { kind: 'Foo', name: 'crd-xxx' }, ...policyOf(policy) });
+      if (pod !== 'Running') await world.phase('crd-xxx-0', pod);
+    }
+    await preexisting('10.49.27.205', KEY, POLICY[policy]);
+    await resync();
+    expect(await objectKey('10.49.27.205')).toBe(expected === 'kept' ? KEY : undefined);
+  });
+});
+
+test('TestResyncPodUidChanged: an immutable StatefulSet pod re-created under its name keeps its address; the old node and UID are dropped', async () => {
+  await world.statefulSet('dp-xxx', 1);
+  const pod = await world.pod({
+    name: 'dp-xxx-0',
+    owner: { kind: 'StatefulSet', name: 'dp-xxx' },
+    policy: 'immutable',
+  });
+  const KEY = 'sts_ns1_dp-xxx_dp-xxx-0';
+  // what the predecessor's bind left: its node and UID, which are not the running pod's
+  await world.createFloatingIP('10.49.27.205', {
+    key: KEY,
+    policy: POLICY.immutable,
+    attribute: JSON.stringify({ NodeName: 'node-1', Uid: 'uid-1' }),
+  });
+  await eventually(
+    '10.49.27.205 to reach floatip',
+    async () => world.floatip.allocator.get('10.49.27.205')?.key === KEY,
+  );
+  expect(pod.metadata?.uid).not.toBe('uid-1');
+  await resync();
+  const spec = await objectSpec('10.49.27.205');
+  expect(spec?.key).toBe(KEY);
+  // galaxy writes its Attr with both fields empty, as floatip does
+  expect(JSON.parse(spec?.attribute ?? '')).toEqual({ NodeName: '', Uid: '' });
 });
 
 // ---- deployment_test.go, statefulset_test.go
