@@ -334,6 +334,35 @@ test('TestReserveIP: a parked address moves to the app’s key, its policy kept'
   expect((await listIPs('keyword=dp_ns1_dp_')).items.map(ipOf)).toEqual([ip]);
 });
 
+test('TestReserveIP: both addresses a gone Deployment pod’s key holds are parked at the app’s key, policy kept, node and pod dropped', async () => {
+  // galaxy refuses request_ip_range for a Deployment pod that keeps its addresses, so a key holds
+  // two only as written before (an older galaxy, an operator); resync parks them together
+  await world.deployment('dp', 1);
+  for (const ip of ['10.49.27.205', '10.49.27.216'])
+    await written(ip, {
+      key: 'dp_ns1_dp_dp-xxx-yy',
+      policy: 2,
+      attribute: '{"NodeName":"node1","Uid":"xx1"}',
+    });
+  await world.floatip.lifecycle.resync();
+  await world.floatip.lifecycle.resync();
+  await world.settle();
+  const parked = (await objects()).map((o) => ({
+    ip: o.metadata.name,
+    key: o.spec.key,
+    policy: o.spec.policy,
+    attribute: o.spec.attribute,
+  }));
+  expect(parked.sort((a, b) => a.ip.localeCompare(b.ip))).toEqual(
+    ['10.49.27.205', '10.49.27.216'].map((ip) => ({
+      ip,
+      key: 'dp_ns1_dp_',
+      policy: 2,
+      attribute: '{"NodeName":"","Uid":""}',
+    })),
+  );
+});
+
 test('TestAllocateInSubnetWithKey: the next pod takes the parked address under its own key; the old key holds nothing', async () => {
   const ip = await parkedAtApp();
   const { pod, error } = await bindTo('node1', {
@@ -571,6 +600,52 @@ test('TestAllocateInSubnetsAndIPRange2: a failed group allocates nothing; the gr
       attribute: JSON.stringify({ NodeName: 'node1', Uid: pod.metadata!.uid }),
     });
   }
+});
+
+test('TestByKeyAndIPRanges: a re-created pod finds its key’s address per group, in its groups’ order; a new group gets one, a group fewer leaves the rest held', async () => {
+  await world.statefulSet('p1', 1);
+  const spec = (ranges: string[][]) => ({
+    name: 'p1-0',
+    owner: { kind: 'StatefulSet', name: 'p1' },
+    policy: 'never' as const,
+    ranges,
+  });
+  const gateways = async () =>
+    (
+      JSON.parse((await world.readPod('p1-0')).metadata!.annotations![CNI_ARGS_ANNOTATION]!) as {
+        common: { ipinfos: { gateway: string }[] };
+      }
+    ).common.ipinfos.map((i) => i.gateway);
+  expect((await bindTo('node1', spec([['10.49.27.216'], ['10.49.27.218']]))).error).toBe('');
+  expect(await world.addressesOf('p1-0')).toEqual(['10.49.27.216', '10.49.27.218']);
+  await world.deletePod('p1-0');
+  await world.settle();
+  expect(await objectKeys()).toEqual({
+    '10.49.27.216': 'sts_ns1_p1_p1-0',
+    '10.49.27.218': 'sts_ns1_p1_p1-0',
+  });
+  // "if there is unallocated ips in ipranges": the first group (205~214) holds none of the key's
+  // addresses and gets one; the other two find theirs
+  const wider = spec([['10.49.27.205~10.49.27.214'], ['10.49.27.216'], ['10.49.27.218']]);
+  expect((await bindTo('node1', wider)).error).toBe('');
+  expect(await world.addressesOf('p1-0')).toEqual(['10.49.27.205', '10.49.27.216', '10.49.27.218']);
+  expect(await gateways()).toEqual(['10.49.27.1', '10.49.27.1', '10.49.27.1']);
+  expect(await objectKeys()).toEqual({
+    '10.49.27.205': 'sts_ns1_p1_p1-0',
+    '10.49.27.216': 'sts_ns1_p1_p1-0',
+    '10.49.27.218': 'sts_ns1_p1_p1-0',
+  });
+  // "if iprange is small": one group of the three gets the address it names; the others stay with
+  // the key, untouched (README "Compatibility with galaxy-ipam": several held addresses)
+  await world.deletePod('p1-0');
+  await world.settle();
+  expect((await bindTo('node1', spec([['10.49.27.218']]))).error).toBe('');
+  expect(await world.addressesOf('p1-0')).toEqual(['10.49.27.218']);
+  expect(await objectKeys()).toEqual({
+    '10.49.27.205': 'sts_ns1_p1_p1-0',
+    '10.49.27.216': 'sts_ns1_p1_p1-0',
+    '10.49.27.218': 'sts_ns1_p1_p1-0',
+  });
 });
 
 describe('TestNodeSubnetsByKeyAndIPRanges: the node subnets request_ip_range groups allow, as filter passes them', () => {
