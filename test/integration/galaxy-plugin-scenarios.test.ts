@@ -1,6 +1,6 @@
 // galaxy-ipam's own unit-test scenarios of its scheduler plugin (tkestack/galaxy,
 // pkg/ipam/schedulerplugin: filter_test.go, bind_test.go, floatingip_plugin_test.go,
-// preempt_test.go), played as black boxes against floatip: the same starting state (galaxy's test
+// preempt_test.go, cloudprovider_test.go), played as black boxes against floatip: the same starting state (galaxy's test
 // configuration, its four nodes, pods with the same owner references, FloatingIP objects where
 // galaxy's test pre-allocates), and galaxy's expected outcome checked over the wire (extender
 // calls, FloatingIP objects, pod annotations, REST answers). Each test is named after galaxy's.
@@ -626,6 +626,31 @@ describe('floatingip_plugin_test.go', () => {
       got.push([annotations, (await floatingIP(ip!)).policy]);
     }
     expect(got).toEqual(cases);
+  });
+});
+
+describe('cloudprovider_test.go', () => {
+  const KEY = 'pool__pool1_dp_ns1_dp_dp-xxx-yyy';
+
+  test('TestBindingAfterReceivingDeleteEvent: a pool pod deleted while its bind writes the Binding: bind fails with not found, and the address it was given is free again', async () => {
+    await world.deployment('dp', 1);
+    const pod = await world.pod(dpPod('dp-xxx-yyy', { pool: 'pool1' }));
+    // galaxy's test holds bind in its cloud-provider call, after the address is allocated; floatip
+    // has no such hook (README, Compatibility with galaxy-ipam), so the Binding's write is held instead
+    world.server.faults.delayNext({ verb: 'create', resource: 'pods/binding', name: 'dp-xxx-yyy' }, 1500);
+    const bound = world.bind(pod, node3);
+    await eventually('the address to be allocated to the pod', async () => world.held(KEY).length === 1);
+    const [ip] = world.held(KEY);
+    await world.deletePod('dp-xxx-yyy');
+    // galaxy's words first (README, Compatibility with galaxy-ipam: error texts)
+    expect(await bound).toMatch(new RegExp(`^update pod ${KEY}: .*pods "dp-xxx-yyy" not found`));
+    await world.settle();
+    // galaxy puts the pod through its release policy and parks the address at pool__pool1_;
+    // floatip undoes the failed bind, so an address no pod ran with is not kept for the pool
+    // (README, Compatibility with galaxy-ipam: "A pod deleted while its binding is written")
+    expect(world.floatip.allocator.get(ip!)).toBeUndefined();
+    const { json } = await world.rest('GET', `/v1/ip/${ip}`);
+    expect((json as { content: { key: string } }).content.key).toBe('');
   });
 });
 
