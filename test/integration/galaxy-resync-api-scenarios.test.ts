@@ -378,6 +378,20 @@ test('TestResolveStsKey: StatefulSet keys read back as namespace, app and pod, d
   expect(byIp['10.49.27.203']).toMatchObject({ appType: 'deployment' });
 });
 
+test('TestResolvePodKey: pod keys of every app type read back as namespace, app and pod', async () => {
+  const cases: [string, string, string, string][] = [
+    ['dp_default_dp1_dp1-rs1-pod1', 'default', 'dp1', 'dp1-rs1-pod1'],
+    ['sts_default_fip_fip-0', 'default', 'fip', 'fip-0'],
+    ['sts_kube-system_fip-bj_fip-bj-111', 'kube-system', 'fip-bj', 'fip-bj-111'],
+    ['tapp_kube-system_tapp-bj_tapp-bj-2091', 'kube-system', 'tapp-bj', 'tapp-bj-2091'],
+  ];
+  for (const [i, [key]] of cases.entries()) await preexisting(`10.49.27.${201 + i}`, key, POLICY.never);
+  const byIp = Object.fromEntries((await listed('size=100')).map((item) => [item.ip, item]));
+  expect(cases.map((_, i) => byIp[`10.49.27.${201 + i}`])).toEqual(
+    cases.map(([, namespace, appName, podName]) => expect.objectContaining({ namespace, appName, podName })),
+  );
+});
+
 describe('TestFormatKey: the key a bound pod’s FloatingIP object carries', () => {
   test.each<[string, string, { kind: string; name: string }, string | undefined, string]>([
     [
@@ -408,9 +422,18 @@ describe('TestFormatKey: the key a bound pod’s FloatingIP object carries', () 
       'pl1',
       'pool__pl1_dp_ns1_dp_dp-xxx-yyy',
     ],
+    // TKEStack's TApp, a custom kind: its prefix is its kind in lower case
+    ['case 4: TApp pod', 'tapp-1', { kind: 'TApp', name: 'tapp' }, undefined, 'tapp_ns1_tapp_tapp-1'],
+    [
+      'case 5: TApp pod of pool pl1',
+      'tapp-1',
+      { kind: 'TApp', name: 'tapp' },
+      'pl1',
+      'pool__pl1_tapp_ns1_tapp_tapp-1',
+    ],
   ])('%s', async (_case, name, owner, pool, key) => {
     if (owner.kind === 'ReplicaSet') await world.deployment('dp', 1);
-    else await world.statefulSet('sts', 2);
+    else if (owner.kind === 'StatefulSet') await world.statefulSet('sts', 2);
     await bound({ name, owner, ...(pool ? { pool } : {}) }, key);
   });
 });
@@ -437,6 +460,16 @@ test('TestParseKey: each key galaxy parses is listed with its parts by GET /v1/i
       'pool__pl1_dp_ns1_dp_dp-xxx-yyy',
       { namespace: 'ns1', appName: 'dp', podName: 'dp-xxx-yyy', poolName: 'pl1', appType: 'deployment' },
     ],
+    ['tapp_ns1_demo_demo-1', { namespace: 'ns1', appName: 'demo', podName: 'demo-1', appType: 'tapp' }],
+    [
+      'tapp_ns1_sts-demo_sts-demo-1',
+      { namespace: 'ns1', appName: 'sts-demo', podName: 'sts-demo-1', appType: 'tapp' },
+    ],
+    [
+      'pool__pl1_tapp_ns1_demo_demo-1',
+      { namespace: 'ns1', appName: 'demo', podName: 'demo-1', poolName: 'pl1', appType: 'tapp' },
+    ],
+    ['tapp_ns1_demo_', { namespace: 'ns1', appName: 'demo', appType: 'tapp' }],
   ];
   for (const [i, [key]] of cases.entries()) await preexisting(`10.49.27.${210 + i}`, key, POLICY.never);
   const items = await listed('size=100');
