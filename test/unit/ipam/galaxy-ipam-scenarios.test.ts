@@ -1,5 +1,6 @@
 // galaxy-ipam's unit tests of its configuration and node-subnet lookup
-// (tkestack/galaxy: pkg/ipam/floatingip/{floatingip,ipam}_test.go), played against floatip's pure
+// (tkestack/galaxy: pkg/ipam/floatingip/{floatingip,ipam}_test.go, pkg/utils/nets/ip_test.go,
+// pkg/utils/ips/ips_test.go), played against floatip's pure
 // counterparts: parsePoolConfig / serializePoolEntry (galaxy's FloatingIP unmarshalling) and
 // Allocator.nodeSubnetOf (galaxy's RoutableSubnet / NodeSubnet). Named after galaxy's tests.
 import {
@@ -127,5 +128,35 @@ describe('ipam_test.go', () => {
     );
     expect(nodeSubnet(allocator, '10.49.28.3')).toBe('10.49.28.0/26');
     expect(nodeSubnet(allocator, '10.49.29.3')).toBe('10.49.0.0/16');
+  });
+});
+
+// galaxy's address parsers (pkg/utils/nets/ip_test.go, pkg/utils/ips/ips_test.go), as a ConfigMap
+// entry reaches them: its `ips` through ParseIPRange, its subnets through ParseCIDR
+describe('nets/ip_test.go, ips/ips_test.go', () => {
+  const entry = (ips: string[], subnet = '192.168.0.0/16') => ({
+    nodeSubnets: [subnet],
+    ips,
+    subnet,
+    gateway: '192.168.0.1',
+  });
+
+  test('TestParseIPRange: `a~b` and a single address are ranges, read back as written', () => {
+    const [parsed] = parsePoolConfig([entry(['192.168.0.0~192.168.1.2', '192.168.2.0'])]).entries;
+    expect(serializePoolEntry(parsed!).ips).toEqual(['192.168.0.0~192.168.1.2', '192.168.2.0']);
+  });
+
+  test('TestParseIPRange: an end that is no address (192.168.0.256) refuses the entry, naming the range', () => {
+    expect(problems([entry(['192.168.0.0~192.168.0.256'])])).toEqual([
+      expect.stringContaining('invalid ip range 192.168.0.0~192.168.0.256'),
+    ]);
+  });
+
+  test('TestParseCIDR: a subnet that is no CIDR (192.256.1.0/24) refuses the entry, in Go’s words', () => {
+    // the entry names it twice, as its node subnet and as its subnet
+    expect(problems([entry(['192.168.0.2'], '192.256.1.0/24')])).toEqual([
+      expect.stringContaining('invalid CIDR address: "192.256.1.0/24"'),
+      expect.stringContaining('invalid CIDR address: "192.256.1.0/24"'),
+    ]);
   });
 });
