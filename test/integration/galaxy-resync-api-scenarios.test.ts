@@ -549,6 +549,36 @@ test('TestNewKeyObj: POST /v1/ip builds galaxy’s keys from an entry’s parts 
 
 // ---- api/api_test.go
 
+test('TestNewKeyObj: an entry without a pod names an app’s parked key (with or without a pool), and POST /v1/ip releases it', async () => {
+  await preexisting('10.49.27.201', 'pool__rami_dp_ns1_rami_', POLICY.never);
+  await preexisting('10.49.27.202', 'dp_ns1_rami_', POLICY.never);
+  await preexisting('10.49.27.203', 'sts_ns1_rami_', POLICY.never);
+  const app = { namespace: 'ns1', appName: 'rami' };
+  const { status, json } = await world.rest('POST', '/v1/ip', {
+    ips: [
+      { ip: '10.49.27.201', ...app, appType: 'deployment', poolName: 'rami' },
+      { ip: '10.49.27.202', ...app, appType: 'deployment' },
+      { ip: '10.49.27.203', ...app, appType: 'statefulset' },
+    ],
+  });
+  expect({ status, json }).toEqual({ status: 200, json: { code: 200, message: '' } });
+  for (const ip of ['10.49.27.201', '10.49.27.202', '10.49.27.203'])
+    expect(await objectKey(ip)).toBeUndefined();
+});
+
+test('TestNewKeyObj: an entry with no pool, app or namespace names the empty key, which holds nothing: the address is not released', async () => {
+  await preexisting('10.49.27.201', 'sts_ns1_rami_rami-0', POLICY.never);
+  const { status, json } = await world.rest('POST', '/v1/ip', { ips: [{ ip: '10.49.27.201' }] });
+  // galaxy's REST API finds such an entry not releasable; floatip says why besides
+  expect(status).toBe(202);
+  expect(json).toMatchObject({
+    unreleased: ['10.49.27.201'],
+    reasons: ['releasable is false, pod status '],
+    details: [expect.stringContaining('the entry names no owner')],
+  });
+  expect(await objectKey('10.49.27.201')).toBe('sts_ns1_rami_rami-0');
+});
+
 test('TestReserveFIP: a reserved address is listed by keyword and is not releasable', async () => {
   await preexisting('10.49.27.216', 'hello-xx', POLICY.never, { reserved: '' });
   const items = await listed('keyword=xx');
