@@ -220,7 +220,7 @@ describe('TestResyncCRDPod: an address left by pod crd-xxx-0 of the scalable cus
   });
 });
 
-test('TestResyncPodUidChanged: an immutable StatefulSet pod re-created under its name keeps its address; the old node and UID are dropped', async () => {
+test('TestResyncPodUidChanged: an immutable StatefulSet pod re-created under its name keeps its address: the old node and UID are dropped, and the new pod binds with it', async () => {
   await world.statefulSet('dp-xxx', 1);
   const pod = await world.pod({
     name: 'dp-xxx-0',
@@ -239,11 +239,16 @@ test('TestResyncPodUidChanged: an immutable StatefulSet pod re-created under its
     async () => world.floatip.allocator.get('10.49.27.205')?.key === KEY,
   );
   expect(pod.metadata?.uid).not.toBe('uid-1');
+  // until then the address is the predecessor's: the UID rule holds the successor's bind back
+  expect(await world.bind(pod, 'node3')).toBe(`waiting for delete event of ${KEY} before reuse this ip`);
   await resync();
   const spec = await objectSpec('10.49.27.205');
   expect(spec?.key).toBe(KEY);
   // galaxy writes its Attr with both fields empty, as floatip does
   expect(JSON.parse(spec?.attribute ?? '')).toEqual({ NodeName: '', Uid: '' });
+  // and the successor's bind reuses it
+  expect(await world.bind(pod, 'node3')).toBe('');
+  expect(await world.addressesOf('dp-xxx-0')).toEqual(['10.49.27.205']);
 });
 
 // ---- deployment_test.go, statefulset_test.go
