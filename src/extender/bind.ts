@@ -42,6 +42,7 @@ import {
   BindingOutcomeUnknown,
   DEFAULT_BIND_BUDGET_MS,
   PodBinding,
+  PodDeletedWhileBinding,
 } from './binding.js';
 import type { NodeFacts } from './node-subnets.js';
 import { type AppSource, type RefusalListener, errorText } from './pod-placement.js';
@@ -260,6 +261,13 @@ export class Binder {
       );
     } catch (err) {
       if (err instanceof BindingOutcomeUnknown) throw err;
+      if (err instanceof PodDeletedWhileBinding) {
+        this.log.info(
+          { pod: namespacedName(pod), key: key.text, node: nodeName, err: err.message },
+          'pod deleted while its binding was written: its addresses go by its release policy',
+        );
+        throw err;
+      }
       // nothing half-written: every address goes back where it was
       for (const step of undo.reverse()) {
         await step().catch((undoErr: unknown) =>

@@ -40,6 +40,14 @@ export const BINDING_MIN_MS = 250;
  */
 export class BindingOutcomeUnknown extends BindError {}
 
+/**
+ * The pod was deleted while its binding was written (the Binding, or the pod read back, is
+ * NotFound). As galaxy (docs/galaxy.md#bind), nothing is undone: the pod's deletion puts the
+ * addresses bind gave it through its release policy (a pool pod's parked at the pool), as for any
+ * pod deleted after its bind.
+ */
+export class PodDeletedWhileBinding extends BindError {}
+
 export class PodBinding {
   constructor(
     private readonly world: Pick<ClusterWorld, 'pods' | 'bind'>,
@@ -85,7 +93,8 @@ export class PodBinding {
         if (undecided !== undefined && status !== 404) {
           return this.settle(pod, key, uid, nodeName, undecided, err);
         }
-        throw new BindError(`update pod ${key.text}: ${errorText(err)}`, kindOf(err) ?? 'transient');
+        const failure = status === 404 ? PodDeletedWhileBinding : BindError;
+        throw new failure(`update pod ${key.text}: ${errorText(err)}`, kindOf(err) ?? 'transient');
       }
       await new Promise((r) => setTimeout(r, BINDING_RETRY_MS));
     }
@@ -124,7 +133,12 @@ export class PodBinding {
       );
       return;
     }
-    if (!now || now.metadata?.uid !== incarnation || now.spec?.nodeName) {
+    if (!now)
+      throw new PodDeletedWhileBinding(
+        `update pod ${key.text}: ${errorText(last)}`,
+        kindOf(last) ?? 'transient',
+      );
+    if (now.metadata?.uid !== incarnation || now.spec?.nodeName) {
       throw new BindError(`update pod ${key.text}: ${errorText(last)}`, kindOf(last) ?? 'transient');
     }
     throw new BindingOutcomeUnknown(

@@ -539,6 +539,20 @@ describe('E5-3 bind', () => {
     expect(world.floatip.allocator.size).toBe(0);
   });
 
+  test('E5-3d2 a pod deleted while its binding is written: bind fails with not found, and the deletion releases what it was given (default policy), keeping nothing', async () => {
+    const pod = await world.pod({ name: 'gone-1' });
+    world.server.faults.delayNext({ verb: 'create', resource: 'pods/binding', name: 'gone-1' }, 1500);
+    const bound = world.bind(pod, 'a1');
+    await eventually(
+      'the addresses to be allocated',
+      async () => world.held('NULL_ns1_NULL_gone-1').length === 2,
+    );
+    await world.deletePod('gone-1');
+    expect(await bound).toMatch(/^update pod NULL_ns1_NULL_gone-1: .*pods "gone-1" not found/);
+    await eventually('the addresses to be released', async () => world.floatip.allocator.size === 0);
+    await world.expectConsistent();
+  });
+
   test('E5-3e the API server failing the binding (5xx): it may have applied it, so the pod keeps its addresses, and its next bind uses them', async () => {
     const pod = await world.pod({ name: 'bare-0' });
     world.server.faults.failNext({ verb: 'create', resource: 'pods/binding', name: 'bare-0' }, 500, {

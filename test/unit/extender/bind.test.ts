@@ -188,15 +188,31 @@ test('a binding never answered, the pod still unbound: it may land yet, so the p
   expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
 });
 
-test('a binding never answered while the pod was deleted: undone, nothing kept for a pod that is gone', async () => {
+test('a binding never answered while the pod was deleted: nothing undone, the deletion releases by the pod’s policy', async () => {
   const { binder, store, allocator, add, answers } = setup();
   add(pod('p1'));
   answers.push(unanswered, () => new KubeApiError(404, 'NotFound', 'pods "p1" not found'));
   expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
     'update pod NULL_ns1_NULL_p1: pods "p1" not found',
   );
-  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1', 'release fd00::10', 'release 10.0.100.10']);
-  expect(allocator.size).toBe(0);
+  // as galaxy: the pod's deletion, not the bind, decides what its addresses become (README,
+  // "The scheduler's calls")
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+  expect(allocator.byKey('NULL_ns1_NULL_p1').map((a) => [a.ip, a.podUid])).toEqual([
+    ['10.0.100.10', 'uid-p1'],
+    ['fd00::10', 'uid-p1'],
+  ]);
+});
+
+test('a Binding refused NotFound (the pod deleted meanwhile): nothing undone either', async () => {
+  const { binder, store, allocator, add, answers } = setup();
+  add(pod('p1'));
+  answers.push(() => new KubeApiError(404, 'NotFound', 'pods "p1" not found'));
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
+    'update pod NULL_ns1_NULL_p1: pods "p1" not found',
+  );
+  expect(store.writes).toEqual(['allocate NULL_ns1_NULL_p1']);
+  expect(allocator.byKey('NULL_ns1_NULL_p1')).toHaveLength(2);
 });
 
 test('no binding outlives the bind’s budget: the call is bounded by what is left, a spent budget writes nothing', async () => {
