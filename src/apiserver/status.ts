@@ -142,15 +142,21 @@ export function conflict(ref: ResourceRef, name: string, why: string): ApiError 
 export const STALE_OBJECT =
   'the object has been modified; please apply your changes to the latest version and try again';
 
-/** 422: the object itself is wrong. `kind` is the object's Kind, as kube-apiserver reports it. */
+/**
+ * 422: the object itself is wrong, worded as kube-apiserver's NewInvalid: the kind qualified by its
+ * group (`Pool.galaxy.k8s.io "p" is invalid: ...`), one cause as it is, several in brackets with
+ * repeated texts once (field.ErrorList's aggregate). `details.kind` is the bare Kind.
+ */
 export function invalid(
   kind: string,
   group: string,
   name: string,
   causes: { field: string; message: string; reason?: string }[],
 ): ApiError {
-  const summary = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
-  return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`, {
+  const texts = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
+  const summary = texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`;
+  const qualifiedKind = group ? `${kind}.${group}` : kind;
+  return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, {
     name,
     group,
     kind,

@@ -225,6 +225,28 @@ test('an invalid CRD is 422 and serves nothing', async () => {
   expect((await http(server, 'GET', '/apis/example.io/v1')).status).toBe(404);
 });
 
+test('an invalid object is named by its group-qualified kind, several causes in brackets, as NewInvalid words it', async () => {
+  const nameless = {
+    ...widgets(),
+    spec: { ...widgets().spec, group: '', names: { kind: 'Widget' } },
+  } as unknown as V1CustomResourceDefinition;
+  const res = await failure(ext.createCustomResourceDefinition({ body: nameless }));
+  expect(res.status.message).toBe(
+    'CustomResourceDefinition.apiextensions.k8s.io "widgets.example.io" is invalid: ' +
+      '[spec.group: Required value, spec.names.plural: Required value]',
+  );
+  expect(res.status.details).toMatchObject({
+    kind: 'CustomResourceDefinition',
+    group: 'apiextensions.k8s.io',
+  });
+  const bad = widgets();
+  bad.metadata = { name: 'wrong.example.io' };
+  expect((await failure(ext.createCustomResourceDefinition({ body: bad }))).status.message).toBe(
+    'CustomResourceDefinition.apiextensions.k8s.io "wrong.example.io" is invalid: ' +
+      'metadata.name: Invalid value: "wrong.example.io": must be spec.names.plural+"."+spec.group',
+  );
+});
+
 test('the demo seed serves floatip’s FloatingIP (cluster) and Pool (namespaced) resources', async () => {
   const demo = await withServer({ seed: 'demo' });
   try {
