@@ -6,6 +6,7 @@ import { equalExcept, jsonEqual } from './equality.js';
 import { generatedName, nameProblem } from './names.js';
 import { applyPatch, type PatchType } from './patch.js';
 import { apiVersionOf, type ResourceType } from './registry.js';
+import { checkCustomResource } from './schema-validation.js';
 import { objectMatcher } from './selectors.js';
 import {
   alreadyExists,
@@ -151,6 +152,7 @@ export class ResourceService {
     obj.metadata = meta;
     const hooks = this.hooksFor(rt);
     hooks.prepare?.(obj, undefined, rt);
+    checkCustomResource(rt, obj);
     const key = objectKey(meta.namespace, meta.name);
     if (this.store.get(rt.storageKey, key)) throw alreadyExists(ref(rt), meta.name);
     if (opts.dryRun) return { obj, json: JSON.stringify(obj) };
@@ -243,6 +245,9 @@ export class ResourceService {
     next.kind = rt.kind;
     const hooks = this.hooksFor(rt);
     hooks.prepare?.(next, old, rt);
+    // every way of writing (PUT, each patch, status, scale) comes through here, as through
+    // kube-apiserver's update strategy
+    checkCustomResource(rt, next, old);
     // Like etcd's guaranteed update: writing what is already there is no change and makes no revision.
     if (jsonEqual(next, old)) return existing;
     if (opts.dryRun) return { obj: next, json: JSON.stringify(next) };

@@ -209,20 +209,21 @@ describe('over HTTP', () => {
         apiVersion: 'galaxy.k8s.io/v1alpha1',
         kind: 'FloatingIP',
         metadata: { name: '10.0.100.50' },
-        spec: { key: 'a', policy: 0 },
+        spec: { key: 'a', policy: 0, attribute: '', updateTime: '2020-01-01T00:00:00Z' },
       },
     });
+    const rest = { attribute: '', updateTime: '2020-01-01T00:00:00Z' };
     const jsonPatched = (await custom.patchClusterCustomObject({
       ...fip,
       name: '10.0.100.50',
       body: [{ op: 'replace', path: '/spec/policy', value: 2 }],
     })) as { spec: unknown };
-    expect(jsonPatched.spec).toEqual({ key: 'a', policy: 2 });
+    expect(jsonPatched.spec).toEqual({ key: 'a', policy: 2, ...rest });
     const merged = (await custom.patchClusterCustomObject(
       { ...fip, name: '10.0.100.50', body: { metadata: { labels: { reserved: '' } }, spec: { key: 'b' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     )) as { spec: unknown; metadata: { labels: unknown } };
-    expect(merged.spec).toEqual({ key: 'b', policy: 2 });
+    expect(merged.spec).toEqual({ key: 'b', policy: 2, ...rest });
     expect(merged.metadata.labels).toEqual({ reserved: '' });
     const smp = await failure(
       custom.patchClusterCustomObject(
