@@ -21,6 +21,8 @@ let later = 0;
 beforeAll(async () => {
   world = await World.start({
     config: DASHBOARD_CONFIG,
+    // galaxy's schema-less CRDs, so that a Pool of size 1.5 or -2 can be stored, as on such a cluster
+    schemalessCrds: true,
     parkedIpTtlMs: TTL_MS,
     clock: () => Date.now() + later,
   });
@@ -167,7 +169,7 @@ test('the page is public, its files are only those built; unbuilt, it says how t
 });
 
 test('a Pool that admits no pod whatever it holds says why: a stored size no integer, or below 0', async () => {
-  // kubectl can store both (docs/galaxy.md#pool-objects: galaxy's CRD sets no minimum); floatip
+  // kubectl can store both where galaxy's CRD has no schema (floatip's refuses them); floatip
   // reads 1.5 as 0, and the page showed `size 0` with nothing to say kubectl shows 1.5
   await world.createPool('fraction', 1.5);
   await world.createPool('negative', -2);

@@ -1,7 +1,12 @@
 // Plumbing shared by the integration tests (which run floatip's pieces against the embedded API server).
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import {
+  FLOATINGIP_CRD,
+  POOL_CRD,
+  type EmbeddedApiServer,
+  type KubeObject,
+} from '../../src/apiserver/index.js';
 import type { Logger } from '../../src/log.js';
 import { kubectlAvailable, kubectlFor } from '../apiserver/helpers.js';
 
@@ -59,3 +64,31 @@ export const passingFilter = {
     error: '',
   }),
 } as unknown as ExtenderVerbs;
+
+/**
+ * One of galaxy's CRDs as its example manifest installs it: apiextensions v1beta1 without
+ * validation, which kube-apiserver serves as a schema that lets any field hold anything. On such a
+ * cluster kubectl stores what floatip's CRDs refuse (a Pool of size 1.5, a FloatingIP of policy 3),
+ * so the tests of floatip reading such objects install these; floatip leaves an existing CRD alone.
+ */
+export function schemalessCrd(crd: Readonly<KubeObject>): KubeObject {
+  const copy = structuredClone(crd) as KubeObject & { spec: { versions: KubeObject[] } };
+  for (const version of copy.spec.versions)
+    version.schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  return copy;
+}
+
+/** Both of galaxy's schema-less CRDs, on a server that has none yet. */
+export function installSchemalessCrds(server: EmbeddedApiServer): void {
+  server.createObjects([FLOATINGIP_CRD, POOL_CRD].map(schemalessCrd));
+}
+
+/** Replaces floatip's CRD of that name (created by ensureCrds) by galaxy's schema-less one. */
+export async function useSchemalessCrd(server: EmbeddedApiServer, crd: Readonly<KubeObject>): Promise<void> {
+  const name = crd.metadata?.name ?? '';
+  const res = await fetch(`${server.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, {
+    method: 'DELETE',
+  });
+  if (!res.ok) throw new Error(`deleting CRD ${name} answered ${res.status}: ${await res.text()}`);
+  server.createObjects([schemalessCrd(crd)]);
+}

@@ -21,7 +21,7 @@ import { silentLogger } from '../../src/log.js';
 import { type Floatip, startFloatip } from '../../src/server.js';
 import { fromFloatingIPObject, objectNameOf } from '../../src/store/floating-ip-object.js';
 import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
-import { eventually } from './helpers.js';
+import { eventually, installSchemalessCrds } from './helpers.js';
 
 export interface WorldOptions {
   /** The floatingip-config entries. */
@@ -39,6 +39,11 @@ export interface WorldOptions {
   readonly floatipKubeConfig?: (server: EmbeddedApiServer) => Promise<KubeConfig>;
   /** How long a caller may take to send a request to floatip's ports (its default if not given). */
   readonly requestTimeoutMs?: number;
+  /**
+   * Install galaxy's schema-less CRDs before floatip starts (which then keeps them), so that
+   * createPool and createFloatingIP may store what floatip's CRDs refuse, as on such a cluster.
+   */
+  readonly schemalessCrds?: boolean;
 }
 
 export interface PodSpec {
@@ -89,6 +94,7 @@ export class World {
   /** The namespaces and the floatingip-config ConfigMap. */
   private static async prepare(server: EmbeddedApiServer, options: WorldOptions): Promise<void> {
     const core = server.kubeConfig().makeApiClient(CoreV1Api);
+    if (options.schemalessCrds) installSchemalessCrds(server);
     for (const name of ['default', 'kube-system', 'ns1'])
       await core.createNamespace({ body: { metadata: { name } } });
     await core.createNamespacedConfigMap({
@@ -298,7 +304,10 @@ export class World {
     });
   }
 
-  /** A Pool object, as kubectl would create it (any size: galaxy's CRD has no schema). */
+  /**
+   * A Pool object, as kubectl would create it: any size where the world has galaxy's schema-less
+   * CRDs (`schemalessCrds`); floatip's CRD refuses what is no whole number >= 0, as kube-apiserver.
+   */
   async createPool(name: string, size: unknown): Promise<void> {
     await this.custom.createNamespacedCustomObject({
       group: 'galaxy.k8s.io',
