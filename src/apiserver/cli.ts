@@ -9,7 +9,8 @@ Runs floatip's embedded, in-memory Kubernetes-API-compatible server: discovery, 
 resources they define, with watches, selectors, paging and patches.
 
 It is a development aid and test backend, NEVER a production store: there is no authentication, no
-admission, no schema validation, and no durability beyond an optional JSON state file.
+admission and no durability beyond an optional JSON state file. Custom resources are checked against
+their CRD's schema, as kube-apiserver checks them (422 Invalid), but not pruned.
 
 flags:
   --port N          port to listen on (default 6080; 0 picks a free one)

@@ -37,8 +37,9 @@ export interface StoredPool extends Pool {
 /**
  * A stored Pool as galaxy read it: galaxy's CRD types `size` as an integer with no minimum, so
  * kubectl may store a negative one, which galaxy shows and, counting pods against it, takes to
- * admit none; an absent or null size is Go's zero, 0. A size that is no integer at all (the
- * embedded API server checks no schema) galaxy's decoder could not read: it is read as 0 here,
+ * admit none; an absent or null size is Go's zero, 0. A size that is no integer at all (which a
+ * CRD without a schema, as galaxy's example manifest installs it, lets kubectl store) galaxy's
+ * decoder could not read: it is read as 0 here,
  * so that the pool admits no pod until an operator fixes it, rather than none of its limit
  * applying (`unreadable` says why). Sizes past 2^53 arrive rounded: JSON.parse reads doubles.
  */
