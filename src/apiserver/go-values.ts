@@ -30,9 +30,9 @@ export function goFloat(n: number): string {
   return `${sign}${whole}${fraction ? `.${fraction}` : ''}`;
 }
 
-/** %v of a decoded JSON number. */
+/** %v of a decoded JSON number; an int64 in all its digits (JS's shortest form rounds past 2^53). */
 export function goNumber(n: number): string {
-  return isGoInt(n) ? String(n === 0 ? 0 : n) : goFloat(n);
+  return isGoInt(n) ? BigInt(n).toString() : goFloat(n);
 }
 
 /**
