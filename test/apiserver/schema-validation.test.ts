@@ -24,7 +24,10 @@ const gadgetsCrd = {
         name: 'v1',
         served: true,
         storage: true,
-        subresources: { status: {} },
+        subresources: {
+          status: {},
+          scale: { specReplicasPath: '.spec.count', statusReplicasPath: '.status.count' },
+        },
         schema: {
           openAPIV3Schema: {
             type: 'object',
@@ -251,6 +254,16 @@ test('updates, merge and JSON patches, the status subresource and dry runs are c
   expect(
     (await http(server, 'PUT', `${GADGETS}/g/status`, { ...g, status: { phase: 'Ready' } })).status,
   ).toBe(200);
+  // the scale subresource writes the object, which is checked as any write
+  const scale = (await http(server, 'GET', `${GADGETS}/g/scale`)).json;
+  expect(
+    (await refusal('PUT', `${GADGETS}/g/scale`, { ...scale, spec: { replicas: 2000000 } })).message,
+  ).toBe(
+    'Gadget.example.io "g" is invalid: spec.count: Invalid value: 2000000: spec.count in body should be less than or equal to 1000000',
+  );
+  expect((await http(server, 'PUT', `${GADGETS}/g/scale`, { ...scale, spec: { replicas: 3 } })).status).toBe(
+    200,
+  );
 });
 
 test('a CRD without a schema stores anything; once it has one, an update leaves alone what it does not change', async () => {
