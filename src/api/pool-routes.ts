@@ -1,7 +1,7 @@
 // The handlers of /v1/pool (docs/galaxy.md#reading-a-pool). Pools are read from the API server, not the cache, so
 // that a GET right after a POST sees it (galaxy reads the API server too).
 import type { Request, Response } from 'express';
-import type { Pool, PoolStore } from '../store/pool-store.js';
+import { type Pool, PoolContendedError, type PoolStore } from '../store/pool-store.js';
 import { ApiError, notFound, sendEnvelope } from './envelope.js';
 import { actorOf } from './identity.js';
 import {
@@ -52,6 +52,8 @@ export function poolRoutes(deps: PoolRouteDeps) {
       try {
         await pools.put(pool);
       } catch (err) {
+        // lost to another writer every time: a 409 the caller can retry, not galaxy's 500
+        if (err instanceof PoolContendedError) throw err;
         throw new ApiError(500, `failed to create Pool: ${(err as Error).message}`);
       }
       log.info({ pool: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP, actor }, 'Pool stored');

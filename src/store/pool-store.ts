@@ -2,7 +2,7 @@
 // Deployments. Read from one namespace (galaxy: kube-system), kept in step by watch, and written by
 // the REST API. `size` and `preAllocateIP` sit at the top level of the object, as galaxy's.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { CustomResourceClient, isAlreadyExists, isNotFound } from '../kube/custom-resources.js';
+import { CustomResourceClient, isConflict, isNotFound } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
 import { type Logger, clipString } from '../log.js';
 import { GROUP, POOL_PLURAL, VERSION } from './floating-ip-object.js';
@@ -53,8 +53,28 @@ export function readStoredPool(object: PoolObject): StoredPool | undefined {
   return { ...pool, size: 0, unreadable: `size ${clipString(JSON.stringify(size))} is not an integer` };
 }
 
-/** How often put reads again when another writer (kubectl, another tool) created or deleted the Pool under it. */
+/**
+ * How often a write is tried when another writer (kubectl, another replica, any controller) changed
+ * the Pool between floatip's read and its write: created, deleted or modified it.
+ */
 const PUT_ATTEMPTS = 5;
+
+/**
+ * Every attempt of a write lost to another writer of the same Pool. Nothing failed here and nothing
+ * was written: the caller may send it again (the REST port's 409, by its kind). galaxy gave up at
+ * the first such loss and answered 500, which says a client should not retry.
+ */
+export class PoolContendedError extends Error {
+  readonly kind = 'conflict';
+  constructor(name: string, verb: 'create' | 'update' | 'delete', last: Error) {
+    super(
+      `pool ${name} was changed by another writer at each of floatip's ${PUT_ATTEMPTS} attempts to ${verb} it; retry (last: ${last.message})`,
+    );
+  }
+  override get name(): string {
+    return 'PoolContendedError';
+  }
+}
 
 export class PoolStore {
   private readonly client: CustomResourceClient;
@@ -164,11 +184,12 @@ export class PoolStore {
             )
           : await this.client.create(body, undefined, this.guard);
       } catch (err) {
-        // another writer created (or deleted) it between the read and the write: read again, so
-        // that concurrent POSTs of one new pool all land, the last one's values standing
-        const raced = existing ? isNotFound(err) : isAlreadyExists(err);
-        if (raced && attempt < PUT_ATTEMPTS) continue;
-        throw err;
+        // another writer created, deleted or changed it between the read and the write: read again,
+        // so that concurrent POSTs of one new pool all land, the last one's values standing
+        const raced = isConflict(err) || (existing !== undefined && isNotFound(err));
+        if (!raced) throw err;
+        if (attempt < PUT_ATTEMPTS) continue;
+        throw new PoolContendedError(pool.name, existing ? 'update' : 'create', err as Error);
       }
       this.log.info(
         { pool: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP },
@@ -185,13 +206,17 @@ export class PoolStore {
   }
 
   private async remove(name: string): Promise<boolean> {
-    try {
-      await this.client.delete(name, undefined, undefined, this.guard);
-      this.log.info({ pool: name }, 'Pool deleted');
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.delete(name, undefined, undefined, this.guard);
+        this.log.info({ pool: name }, 'Pool deleted');
+        return true;
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        // the API server's 409: the object changed under the deletion (a finalizer's writer, say)
+        if (!isConflict(err)) throw err;
+        if (attempt >= PUT_ATTEMPTS) throw new PoolContendedError(name, 'delete', err as Error);
+      }
     }
   }
 }

@@ -121,3 +121,82 @@ describe('W3 a Pool size that is not a whole number', () => {
     ]);
   });
 });
+
+describe('W4 another writer changing the Pool between floatip’s read and its write', () => {
+  // kubectl, another replica or any controller writing the same object: every attempt of floatip's
+  // loses, as the API server's 409s say. galaxy answered 500 (its Update and Create failed once);
+  // what the caller can act on is a conflict naming the pool, and a retry that then succeeds.
+  const pools = { group: 'galaxy.k8s.io', resource: 'pools', namespace: 'kube-system' } as const;
+  const contended = (verb: string, name: string) =>
+    `pool ${name} was changed by another writer at each of floatip's 5 attempts to ${verb} it; retry`;
+
+  test('W4a a POST that keeps losing the creation to another writer is a 409 naming the pool, then a retry lands', async () => {
+    world.server.faults.inject({
+      ...pools,
+      verb: 'create',
+      name: 'raced',
+      status: 409,
+      reason: 'AlreadyExists',
+      message: 'pools.galaxy.k8s.io "raced" already exists',
+      times: 5,
+    });
+    const [status, body] = await answer('POST', '/v1/pool', { name: 'raced', size: 2 });
+    expect([status, body]).toEqual([
+      409,
+      { code: 409, message: expect.stringMatching(/^conflict: /) as unknown },
+    ]);
+    expect(String(body.message)).toContain(contended('create', 'raced'));
+    expect(await answer('POST', '/v1/pool', { name: 'raced', size: 2 })).toEqual([
+      200,
+      { code: 200, message: '' },
+    ]);
+    expect((await answer('GET', '/v1/pool/raced'))[1].pool).toEqual({
+      name: 'raced',
+      size: 2,
+      preAllocateIP: false,
+    });
+  });
+
+  test('W4b a POST whose update keeps meeting a changed object is a 409, and one conflict alone is retried', async () => {
+    expect((await answer('POST', '/v1/pool', { name: 'raced', size: 1 }))[0]).toBe(200);
+    world.server.faults.failNext({ ...pools, verb: 'patch', name: 'raced' }, 409, {
+      times: 5,
+      message:
+        'Operation cannot be fulfilled on pools.galaxy.k8s.io "raced": the object has been modified; please apply your changes to the latest version and try again',
+    });
+    const [status, body] = await answer('POST', '/v1/pool', { name: 'raced', size: 3 });
+    expect([status, String(body.message)]).toEqual([
+      409,
+      expect.stringContaining(contended('update', 'raced')),
+    ]);
+    expect((await answer('GET', '/v1/pool/raced'))[1].pool).toEqual({
+      name: 'raced',
+      size: 1,
+      preAllocateIP: false,
+    });
+    // one lost attempt is read again and written, as the caller asked
+    world.server.faults.failNext({ ...pools, verb: 'patch', name: 'raced' }, 409);
+    expect(await answer('POST', '/v1/pool', { name: 'raced', size: 3 })).toEqual([
+      200,
+      { code: 200, message: '' },
+    ]);
+    expect((await answer('GET', '/v1/pool/raced'))[1].pool).toEqual({
+      name: 'raced',
+      size: 3,
+      preAllocateIP: false,
+    });
+  });
+
+  test('W4c a DELETE that keeps meeting a changed object is a 409 naming the pool, then a retry deletes it', async () => {
+    expect((await answer('POST', '/v1/pool', { name: 'raced', size: 1 }))[0]).toBe(200);
+    world.server.faults.failNext({ ...pools, verb: 'delete', name: 'raced' }, 409, { times: 5 });
+    const [status, body] = await answer('DELETE', '/v1/pool/raced');
+    expect([status, String(body.message)]).toEqual([
+      409,
+      expect.stringContaining(contended('delete', 'raced')),
+    ]);
+    expect((await answer('GET', '/v1/pool/raced'))[0]).toBe(200);
+    expect(await answer('DELETE', '/v1/pool/raced')).toEqual([200, { code: 200, message: '' }]);
+    expect((await answer('GET', '/v1/pool/raced'))[0]).toBe(404);
+  });
+});
