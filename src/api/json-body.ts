@@ -79,7 +79,9 @@ export function jsonBody(limitBytes: number): RequestHandler {
       next();
     });
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!READS_BODY.has(req.method)) {
+    // go-restful routes a request before its handler reads the body: a POST that names no
+    // operation is its 404 or 405 (the validator's), whatever its body's size, and not read
+    if (!READS_BODY.has(req.method) || !isOperation(req)) {
       // galaxy's handlers of these never read a body: it is not parsed, nor refused for what it
       // says; what of it has not come is for nobody (Go's server drops such a connection too)
       if (bodyPending(req)) closeAfterAnswer(req, res);
@@ -91,6 +93,9 @@ export function jsonBody(limitBytes: number): RequestHandler {
       }
       return next();
     }
+    // not JSON: the validator's 415 (a 406 without a body), before its size, as go-restful checks
+    // the type when it routes; body-parser would not read it either
+    if (hasBody(req) && !JSON_TYPE.test(req.headers['content-type'] ?? '')) return next();
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');
     // announced too large: refused before a byte of it is read

@@ -252,3 +252,52 @@ test('R6 a GET or DELETE is answered as without its body, which galaxy never rea
   ]);
   expect((await ask('GET', '/v1/pool/p1', {}))[0]).toBe(404);
 });
+
+test('R1b a body over the limit sent where no operation takes one is routed first: 404, 405 with Allow, 415, as go-restful answers', async () => {
+  // go-restful chose the route (404, 405, then 415) before any handler read a byte; floatip read
+  // the body, or refused its size, first: 413 for a path that does not exist
+  const cases: [string, string, string, string, string | undefined][] = [
+    ['POST /v1/nope', 'application/json', '404 Not Found', 'not found: no route POST /v1/nope', undefined],
+    [
+      'POST /elsewhere',
+      'application/json',
+      '404 Not Found',
+      'not found: no route POST /elsewhere',
+      undefined,
+    ],
+    [
+      'POST /v1/ip/10.0.100.2',
+      'application/json',
+      '405 Method Not Allowed',
+      'method not allowed: POST /v1/ip/10.0.100.2',
+      'GET',
+    ],
+    [
+      'POST /v1/pool',
+      'text/plain',
+      '415 Unsupported Media Type',
+      'unsupported media type: POST /v1/pool takes application/json, not text/plain',
+      undefined,
+    ],
+  ];
+  for (const [line, type, status, message, allow] of cases) {
+    const exchange = open(
+      `${line} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${2 ** 30}\r\n\r\n{"ips":[`,
+      5_000,
+    );
+    const answer = await exchange.answer;
+    expect([
+      line,
+      answer.split('\r\n')[0],
+      /\r\nConnection: close\r\n/i.test(answer),
+      /\r\nAllow: ([^\r]*)\r\n/.exec(answer)?.[1],
+      answer.slice(answer.indexOf('\r\n\r\n') + 4),
+    ]).toEqual([
+      line,
+      `HTTP/1.1 ${status}`,
+      true,
+      allow,
+      JSON.stringify({ code: Number(status.slice(0, 3)), message }),
+    ]);
+  }
+});
