@@ -15,7 +15,7 @@ export const DOORS = {
   controller: ['ipam', 'cni', 'pods', 'kube', 'store', 'config', 'log'],
   api: ['ipam', 'pods', 'kube', 'store', 'log', 'paths', 'http'],
   apiserver: ['kube'],
-  webhook: ['ipam', 'cni', 'config', 'controller', 'store', 'log'],
+  webhook: ['ipam', 'cni', 'config', 'controller', 'store', 'log', 'http'],
   fip: ['ipam', 'cni', 'pods', 'kube', 'store', 'controller', 'api'],
   log: [],
   paths: [],

@@ -5,8 +5,9 @@
 // the kernel, a reset that can throw away the answer before the caller has read it (the caller sees
 // ECONNRESET, not the 413). So the answer goes out with a FIN, what still comes is read and dropped,
 // and the socket is destroyed when the caller closes its side or LINGER_MS later (Apache's
-// lingering close; Go's server reads up to 256 KiB of an unread body for the same reason).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// lingering close; Go's server reads up to 256 KiB of an unread body for the same reason). A caller
+// that waits for `100 Continue` before it sends its body gets one only once a handler reads it.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 
 const LINGER_MS = 2_000;
 
@@ -27,4 +28,38 @@ export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): voi
     const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
     socket.once('close', () => clearTimeout(timer));
   };
+}
+
+/**
+ * The answers whose callers wait for `100 Continue` before they send their body (`Expect:
+ * 100-continue`). Go's server, galaxy's, sends the 100 when a handler first reads the body, so a
+ * request refused unread (too large, no route, the wrong method or type) is told so and its body
+ * never comes; node sends it as the request arrives, unless the server has a 'checkContinue'
+ * listener, and a caller announcing a body over the limit was asked for it, then refused.
+ */
+const awaitingContinue = new WeakSet<ServerResponse>();
+
+/**
+ * The 'checkContinue' listener of a port: `app`, with the 100 left to whichever handler reads the
+ * body (continueBody). A request without a body is never sent one, as Go sends none.
+ */
+export function continuingOnRead(app: RequestListener): RequestListener {
+  return (req, res) => {
+    if (bodyPending(req)) awaitingContinue.add(res);
+    app(req, res);
+  };
+}
+
+/**
+ * Called just before a handler reads the body: the 100 its caller waits for, once. An answer queued
+ * behind others of its connection (pipelined) sends it when its turn comes: written before, node
+ * put the answer's head in front of it, a 100 after the 200 it preceded. By then a handler that
+ * has answered (its body came without waiting for the 100) needs none.
+ */
+export function continueBody(res: ServerResponse): void {
+  if (!awaitingContinue.delete(res)) return;
+  if (res.socket) return res.writeContinue();
+  res.once('socket', () => {
+    if (!res.headersSent) res.writeContinue();
+  });
 }

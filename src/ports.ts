@@ -12,6 +12,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { continuingOnRead } from './http.js';
 import { refuseExpectation, requiringHost, versionRefusal } from './http-refusals.js';
 import { boundedPipeline } from './pipeline.js';
 
@@ -121,6 +122,8 @@ export function listen(
           guarded,
         )
       : createServer({ ...timeouts, requireHostHeader: false }, guarded);
+    // a caller expecting 100-continue is sent it when its body is read, not as it arrives (http.ts)
+    server.on('checkContinue', continuingOnRead(guarded));
     server.on('checkExpectation', refuseExpectation);
     // node drops the headers after its 2000th, a Host or Content-Type among them, while its parser
     // still frames the body by them; node's 16 KiB for all headers is the bound, as 1 MiB is Go's

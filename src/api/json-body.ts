@@ -7,7 +7,7 @@
 // gigabytes, or streaming without end, held its request (and floatip's reading of it) until it
 // chose to stop, with no answer.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { bodyPending, closeAfterAnswer } from '../http.js';
+import { bodyPending, closeAfterAnswer, continueBody } from '../http.js';
 import { ApiError } from './envelope.js';
 import { documentedStatuses } from './openapi.js';
 
@@ -100,6 +100,8 @@ export function jsonBody(limitBytes: number): RequestHandler {
     const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');
     // announced too large: refused before a byte of it is read
     if (Number(req.headers['content-length']) > wireLimit) return next(tooLarge(req, res, limitBytes));
+    // read from here on: a caller waiting for 100 Continue sends its body now
+    continueBody(res);
     let refused = false;
     let settled = false;
     let seen = 0;

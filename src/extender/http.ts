@@ -281,7 +281,7 @@ export function extenderApp(
     bodyRead: () => void,
   ) => {
     const most = Math.min(limit, verb.limit ?? limit);
-    const body = await readBody(req, most, share, budget, lease);
+    const body = await readBody(req, res, most, share, budget, lease);
     bodyRead();
     const plainOrInflating = decoded(req, body, Math.min(most, inflatedLimit));
     const raw = plainOrInflating instanceof Buffer ? plainOrInflating : await plainOrInflating;

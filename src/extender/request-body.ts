@@ -1,9 +1,10 @@
 // The extender's request bodies: read whole within a verb's bound and the bytes of all bodies at
 // once (body-budget.ts), undone of their Content-Encoding, and parsed; every refusal a BadRequest
 // with the status and words the caller gets.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
+import { continueBody } from '../http.js';
 import { type BufferLease, joined } from './body-buffers.js';
 import type { BodyBudget, BodyShare } from './body-budget.js';
 import type { FullNodeReader, ReadRequest } from './full-nodes.js';
@@ -32,6 +33,7 @@ export const busy = (budget: BodyBudget) =>
  */
 export function readBody(
   req: IncomingMessage,
+  res: ServerResponse,
   limit: number,
   share: BodyShare,
   budget: BodyBudget,
@@ -43,6 +45,8 @@ export function readBody(
       req.resume();
       return reject(new BadRequest(413, `the request body is over ${limit} bytes`));
     }
+    // read from here on: a caller waiting for 100 Continue sends its body now
+    continueBody(res);
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;

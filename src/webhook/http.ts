@@ -4,6 +4,7 @@
 // API server logs why and applies the webhook's failurePolicy; it is never answered "allowed" by
 // default.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { continueBody } from '../http.js';
 import type { Logger } from '../log.js';
 import {
   type AdmissionRequest,
@@ -72,6 +73,8 @@ export function webhookApp(judge: (req: AdmissionRequest) => Verdict, log: Logge
           return;
         }
         if (Number(req.headers['content-length'] ?? 0) > MAX_REVIEW_BYTES) throw new TooLarge();
+        // read from here on: a caller waiting for 100 Continue sends its body now
+        continueBody(res);
         const text = await readBody(req);
         let body: unknown;
         try {
