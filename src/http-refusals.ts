@@ -16,6 +16,9 @@ function refuse(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
+/** An Expect that asks for 100 Continue, as node's server reads it. */
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
 /** The words of a 505: which version came, and which this port speaks. */
 export const versionRefusal = (version: string) =>
   `http version not supported: ${version}; this port speaks HTTP/1.1 and HTTP/1.0 (no HTTP/2, no h2c)`;
@@ -23,8 +26,9 @@ export const versionRefusal = (version: string) =>
 /**
  * `app`, but what Go's server, galaxy's, refuses and node's parser lets through is refused in
  * words: another HTTP major version than 1 (505), an HTTP/1.1 request without a Host header or with
- * two (400; the server is to be made with `requireHostHeader: false`), and a Transfer-Encoding
- * other than chunked (501: node passed `gzip, chunked` bodies on still gzipped, read as JSON).
+ * two (400; the server is to be made with `requireHostHeader: false`), a Transfer-Encoding other
+ * than chunked (501: node passed `gzip, chunked` bodies on still gzipped, read as JSON), and an
+ * HTTP/1.0 request's Expect other than 100-continue (417, which node answers in HTTP/1.1 only).
  */
 export function requiringHost(app: RequestListener): RequestListener {
   return (req, res) => {
@@ -36,6 +40,10 @@ export function requiringHost(app: RequestListener): RequestListener {
       return refuse(res, 400, 'bad request: missing required Host header');
     // node keeps the first: which host was meant is anyone's guess
     if (hosts > 1) return refuse(res, 400, 'bad request: too many Host headers');
+    // node looks at Expect in HTTP/1.1 only; Go's server refuses an unknown one in HTTP/1.0 too (and
+    // sends HTTP/1.0's callers no 100, which node's default does not either)
+    if (req.httpVersion === '1.0' && req.headers.expect !== undefined && !CONTINUE.test(req.headers.expect))
+      return refuseExpectation(req, res);
     const coding = req.headers['transfer-encoding'];
     if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked')
       return refuse(

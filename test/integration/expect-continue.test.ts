@@ -157,3 +157,32 @@ test('X3 a body that will be read is asked for with a 100, on both ports, and an
     pool: { name: 'asked', size: 2, preAllocateIP: false },
   });
 });
+
+test('X4 an Expect other than 100-continue is a 417 on both ports, in HTTP/1.0 as in HTTP/1.1, as Go answers it', async () => {
+  for (const url of [world.floatip.extenderUrl, world.floatip.apiUrl!])
+    for (const version of ['1.1', '1.0']) {
+      const head =
+        `POST /v1/bind HTTP/${version}\r\nHost: x\r\nExpect: 200-ok\r\n${JSON_TYPE}` +
+        'Content-Length: 2\r\n\r\n{}';
+      const answer = refusal(await exchange(url, head));
+      expect([url, version, answer]).toEqual([
+        url,
+        version,
+        {
+          hundred: false,
+          status: 'HTTP/1.1 417 Expectation Failed',
+          close: true,
+          closed: true,
+          body: 'expectation failed: only 100-continue is understood, not "200-ok"',
+        },
+      ]);
+    }
+  // HTTP/1.0 has no 100: Go's server reads such a request's body at once, and so does floatip
+  const filter = JSON.stringify({ Pod: { metadata: { name: 'p' } }, NodeNames: ['a1'] });
+  const old = await exchange(
+    world.floatip.extenderUrl,
+    `POST /v1/filter HTTP/1.0\r\nExpect: 100-continue\r\n${JSON_TYPE}Content-Length: ${filter.length}\r\n\r\n${filter}`,
+  );
+  expect(old.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+  expect(old.answer).not.toContain('100 Continue');
+});
