@@ -484,6 +484,42 @@ describe('a review that is not one', () => {
     expect(await post('', '/healthz', 'GET')).toEqual({ status: 200, text: 'ok\n' });
   });
 
+  test('a caller that waits for 100 Continue is sent it once its review is to be read, and never when it is refused unread', async () => {
+    // Go's server sends the 100 when the handler reads the body; node sent it to every request
+    const ask = (path: string, body: string, type = 'application/json') =>
+      new Promise<{ continued: boolean; status: number }>((resolve, reject) => {
+        let continued = false;
+        const req = request(
+          new URL(path, floatip.webhookUrl),
+          {
+            method: 'POST',
+            ca: tls.ca,
+            agent: false,
+            headers: {
+              'content-type': type,
+              'content-length': Buffer.byteLength(body),
+              expect: '100-continue',
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => (req.destroy(), resolve({ continued, status: res.statusCode ?? 0 })));
+          },
+        );
+        req.on('continue', () => ((continued = true), req.end(body)));
+        req.on('error', reject);
+        req.flushHeaders();
+      });
+    const body = JSON.stringify(good);
+    expect(await ask('/validate', body)).toEqual({ continued: true, status: 200 });
+    expect(await ask('/mutate', body)).toEqual({ continued: false, status: 404 });
+    expect(await ask('/validate', body, 'text/plain')).toEqual({ continued: false, status: 415 });
+    expect(await ask('/validate', ' '.repeat(8 * 1024 * 1024 + 1))).toEqual({
+      continued: false,
+      status: 413,
+    });
+  });
+
   test('a review POSTed by hand as curl -d sends it (form data) is a 415 naming the header to send; the README says so', async () => {
     const body = JSON.stringify({
       apiVersion: 'admission.k8s.io/v1',
