@@ -178,7 +178,7 @@ export function fromFloatingIPObject(object: unknown): Decoded {
   if (!spec) return unreadable('no spec');
   if (typeof spec.key !== 'string') return unreadable('spec.key is not a string');
   const policy = spec.policy ?? 0;
-  if (!isReleasePolicy(policy)) return unreadable(`spec.policy ${JSON.stringify(policy)} is not 0, 1 or 2`);
+  if (!isReleasePolicy(policy)) return unreadable(`spec.policy ${shown(policy)} is not 0, 1 or 2`);
   return {
     ok: true,
     record: {
@@ -188,6 +188,17 @@ export function fromFloatingIPObject(object: unknown): Decoded {
       reserved: o?.metadata?.labels?.[RESERVED_LABEL] !== undefined,
     },
   };
+}
+
+/**
+ * A value the object's writer chose, as a reason names it: JSON text up to 200 characters, a
+ * container by its type (JSON.stringify of one nested 100,000 deep overflows the stack, which the
+ * webhook answered 500; a megabyte of it would go into every Event and log line naming the object).
+ */
+function shown(value: unknown): string {
+  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? '(an array)' : '(an object)';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}... (${text.length} characters)` : text;
 }
 
 function decodeAttribute(attribute: unknown): { nodeName: string; podUid: string } {

@@ -143,6 +143,22 @@ describe('galaxy-written objects load unchanged', () => {
       'spec.policy "1" is not 0, 1 or 2',
       aside('k'),
     ],
+    // JSON.stringify of these overflowed the stack (the webhook answered 500) or named a megabyte
+    [
+      'a policy nested 100,000 deep',
+      {
+        metadata: { name: '10.0.0.3' },
+        spec: { key: 'k', policy: JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) },
+      },
+      'spec.policy (an object) is not 0, 1 or 2',
+      aside('k'),
+    ],
+    [
+      'a policy of a million characters',
+      { metadata: { name: '10.0.0.3' }, spec: { key: 'k', policy: '1'.repeat(1_000_000) } },
+      `spec.policy "${'1'.repeat(199)}... (1000002 characters) is not 0, 1 or 2`,
+      aside('k'),
+    ],
   ])('malformed, its address held aside: %s', (_name, object, reason, record) => {
     expect(fromFloatingIPObject(object)).toEqual({ ok: false, reason, aside: record });
   });
