@@ -36,12 +36,25 @@ export interface Verdict {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * A value the writer sent, as a message names it: a string quoted (clipped), anything else by its
+ * type. JSON.stringify of an object nested 100,000 deep overflows the stack, which answered 500.
+ */
+function shown(value: unknown): string {
+  if (typeof value === 'string')
+    return value.length > 100
+      ? `${JSON.stringify(value.slice(0, 100))}... (${value.length} characters)`
+      : JSON.stringify(value);
+  if (value === null || value === undefined || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
 /** Decodes a review's JSON value; throws BadReviewError naming the first field that is wrong. */
 export function decodeAdmissionReview(body: unknown): AdmissionRequest {
   if (!isObject(body)) throw new BadReviewError('an AdmissionReview must be a JSON object');
   if (body.apiVersion !== REVIEW_API_VERSION || body.kind !== 'AdmissionReview') {
     throw new BadReviewError(
-      `expected apiVersion ${REVIEW_API_VERSION}, kind AdmissionReview; got ${JSON.stringify(body.apiVersion)}, ${JSON.stringify(body.kind)} (set admissionReviewVersions: ["v1"])`,
+      `expected apiVersion ${REVIEW_API_VERSION}, kind AdmissionReview; got ${shown(body.apiVersion)}, ${shown(body.kind)} (set admissionReviewVersions: ["v1"])`,
     );
   }
   const request = body.request;
