@@ -173,6 +173,15 @@ function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   };
 }
 
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** An object's CNI args annotation, when it has one. */
 function cniArgsTextOf(o: ReviewedObject | undefined): string | undefined {
   const text = (metadataOf(o).annotations as Record<string, unknown> | undefined)?.[CNI_ARGS_ANNOTATION];
@@ -202,7 +211,9 @@ function podAddresses(_deps: JudgeDeps, req: AdmissionRequest): Verdict {
   // floatip's decoder refuses it, so its ipinfos read as none here; galaxy's daemon decodes it with
   // Go, which merges the two and finds the first's ipinfos: refused unless it was already there
   const text = cniArgsTextOf(req.object);
-  const repeated = text === undefined ? undefined : repeatedCommon(text);
+  // only JSON can name common twice to Go, which refuses any other text whole (and repeatedCommon
+  // reads JSON: a key broken off after a backslash threw, answered 500)
+  const repeated = text === undefined || !isJson(text) ? undefined : repeatedCommon(text);
   if (repeated && !(req.operation === 'UPDATE' && cniArgsTextOf(req.oldObject) === text)) {
     return refuse(
       `pod ${pod}: annotation ${CNI_ARGS_ANNOTATION} names common twice (${jsonPathText(repeated)}), which Go's decoder merges into addresses floatip cannot see: write common once, without ipinfos`,
