@@ -1,8 +1,8 @@
 // The webhook's HTTP side (served over HTTPS by the composition root): POST /validate takes an
 // AdmissionReview and answers one; GET /healthz. A review that is not one (bad JSON, wrong version,
-// a field missing) is a 400 naming what is wrong, a body not labelled application/json a 415, so the
-// API server logs why and applies the webhook's failurePolicy; it is never answered "allowed" by
-// default.
+// a field missing) is a 400 naming what is wrong, a body not labelled application/json (or labelled
+// with a Content-Encoding) a 415, so the API server logs why and applies the webhook's
+// failurePolicy; it is never answered "allowed" by default.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { continueBody } from '../http.js';
 import type { Logger } from '../log.js';
@@ -68,6 +68,18 @@ export function webhookApp(judge: (req: AdmissionRequest) => Verdict, log: Logge
             res,
             415,
             `unsupported media type ${JSON.stringify(type)}: an AdmissionReview is application/json (send the header Content-Type: application/json)\n`,
+          );
+          req.resume();
+          return;
+        }
+        // nor does it encode one: a body labelled gzip (or anything but identity) is refused as
+        // the other ports refuse an encoding they do not undo, rather than its bytes read as JSON
+        const encoding = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
+        if (encoding !== '' && encoding !== 'identity') {
+          send(
+            res,
+            415,
+            `unsupported content encoding ${JSON.stringify(encoding)}: the API server sends an AdmissionReview unencoded\n`,
           );
           req.resume();
           return;
