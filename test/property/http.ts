@@ -1,17 +1,23 @@
 // Requests as the property tests generate them, sent over real HTTP (node:http, keep-alive, raw
-// paths and bodies: nothing normalised on the way), and printed as the curl command that replays
-// them against `floatip serve` on its default ports.
+// paths and bodies: nothing normalised on the way) or HTTPS for the admission webhook, and printed
+// as the curl command that replays them against `floatip serve` on its default ports (the
+// webhook's: the README's `--webhook-port 9443`).
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 
-export type Port = 'extender' | 'api';
+export type Port = 'extender' | 'api' | 'webhook';
 
 /** Where `floatip serve` listens by default: what the printed curl commands name. */
-const DEFAULT_URL: Record<Port, string> = { extender: 'http://127.0.0.1:9040', api: 'http://127.0.0.1:9041' };
+const DEFAULT_URL: Record<Port, string> = {
+  extender: 'http://127.0.0.1:9040',
+  api: 'http://127.0.0.1:9041',
+  webhook: 'https://127.0.0.1:9443',
+};
 
 /** Bodies longer than this, or not printable, are written to a file that the curl command reads. */
 const INLINE_BODY = 2000;
@@ -48,6 +54,8 @@ export class Req {
   curl(): string {
     const parts = [
       'curl -sS -i --path-as-is -g',
+      // the webhook's certificate is the test's own: `--cacert` with the README's CA to check it
+      ...(this.port === 'webhook' ? ['-k'] : []),
       `-X ${quote(this.method)}`,
       quote(DEFAULT_URL[this.port] + this.target),
     ];
@@ -94,6 +102,13 @@ export interface Answer {
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+let httpsAgent: HttpsAgent | undefined;
+
+/** Trusts `ca` (PEM) for the HTTPS requests that follow, as the API server's caBundle does. */
+export function trustCa(ca: string): void {
+  httpsAgent?.destroy();
+  httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 16, ca });
+}
 const ANSWER_WITHIN_MS = 15_000;
 let sent = 0;
 
@@ -105,9 +120,14 @@ export function send(base: string, r: Req): Promise<Answer> {
   sent++;
   const url = new URL(base);
   const bytes = r.bytes;
+  const https = url.protocol === 'https:';
+  if (https && !httpsAgent) throw new Error('trustCa() before sending over HTTPS');
+  const kept = https ? httpsAgent! : agent;
   return new Promise((resolve, reject) => {
-    const req = request(
+    const req = (https ? httpsRequest : request)(
       {
+        // a fresh connection trusts the CA too
+        ...(https ? { ca: httpsAgent!.options.ca } : {}),
         host: url.hostname,
         port: url.port,
         method: r.method,
@@ -121,7 +141,7 @@ export function send(base: string, r: Req): Promise<Answer> {
               : {}),
         },
         // a half-sent body leaves its connection unusable for the next request
-        agent: r.declaredLength !== undefined ? false : agent,
+        agent: r.declaredLength !== undefined ? false : kept,
         timeout: ANSWER_WITHIN_MS,
       },
       (res) => {
@@ -149,4 +169,7 @@ export function send(base: string, r: Req): Promise<Answer> {
 }
 
 /** Closes the kept-alive connections, so that the servers can stop. */
-export const closeConnections = () => agent.destroy();
+export const closeConnections = () => {
+  agent.destroy();
+  httpsAgent?.destroy();
+};
