@@ -8,6 +8,7 @@
 import type { CniArgs, IPInfo } from '../cni/args.js';
 import type { IPInfoSource, PodIdentity } from './holders.js';
 import { type ApiTarget, get, loadKubeconfig, statusMessage } from './kube.js';
+import { MAX_NESTING, nestedDeeperThan } from './nesting.js';
 import { CniError, Code, type Environment, type NetworkConfig } from './protocol.js';
 
 export interface PodAddresses {
@@ -34,6 +35,14 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
   const cni = network.args?.cni as Record<string, unknown> | undefined;
   const raw = env.args.get('ipinfos') ?? network.args?.ipinfos ?? cni?.ipinfos;
   if (raw === undefined) return undefined;
+  // from the configuration, stdin's nesting is bounded already; from CNI_ARGS, not yet
+  if (typeof raw === 'string' && nestedDeeperThan(raw)) {
+    throw new CniError(
+      Code.badAnnotation,
+      `ipinfos argument: nested over ${MAX_NESTING} levels deep: no ipinfos are`,
+      `${raw.slice(0, 200)}... (${raw.length} characters)`,
+    );
+  }
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
   const { parseCniArgs, CniArgsError } = await codec();
   let args: CniArgs;

@@ -1,6 +1,7 @@
 // The CNI protocol as floatip-cni speaks it (CNI specification 1.0.0 and 1.1.0, and the 0.3/0.4
 // results a runtime on an older configuration asks for): the environment, the network
 // configuration on stdin, error objects and results. No I/O here.
+import { MAX_NESTING, nestedDeeperThan } from './nesting.js';
 
 /** The versions this plugin answers in; VERSION lists them. */
 export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
@@ -174,6 +175,12 @@ const seconds = (raw: unknown, field: string, fallback: number, positive = false
 
 /** The network configuration on stdin; VERSION needs only its cniVersion. */
 export function parseNetworkConfig(stdin: string, command: Command): NetworkConfig {
+  if (nestedDeeperThan(stdin)) {
+    throw new CniError(
+      Code.decodeFailure,
+      `network configuration on stdin is nested over ${MAX_NESTING} levels deep: no configuration is`,
+    );
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(stdin);
