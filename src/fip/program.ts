@@ -303,6 +303,22 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
         if (result.some((v) => !v.release)) setExit(1);
       },
     );
+
+  // commander's own help command ends as a usage error whatever it shows (`help` and `help ls`
+  // exited 2, as for want of a subcommand) and shows the usage alone for a name it does not know
+  program.helpCommand(false);
+  program
+    .command('help')
+    .description('display help for command')
+    .argument('[command]')
+    .action((name: string | undefined) => {
+      if (name === undefined) return program.outputHelp();
+      const sub = program.commands.find((c) => c.name() === name);
+      // the name as typed, escaped as object data is (it may hold a control sequence) and clipped
+      const typed = printable(name.length > 200 ? `${name.slice(0, 200)}...` : name);
+      if (!sub) return program.error(`error: unknown command '${typed}'`);
+      sub.outputHelp();
+    });
   return program;
 }
 
