@@ -8,7 +8,7 @@
 import type { CniArgs, IPInfo } from '../cni/args.js';
 import type { IPInfoSource, PodIdentity } from './holders.js';
 import { type ApiTarget, get, loadKubeconfig, statusMessage } from './kube.js';
-import { MAX_NESTING, nestedDeeperThan } from './nesting.js';
+import { MAX_NESTING, nestedDeeperThan } from './caller-input.js';
 import { CniError, Code, type Environment, type NetworkConfig } from './protocol.js';
 
 export interface PodAddresses {

@@ -1,7 +1,11 @@
-// CHECK consults the runtime's prevResult (the spec's MUST): every interface and address floatip-cni's
-// ADD added must be in it. A runtime that lost one (or was handed another plugin's result) would
+// The runtime's prevResult: read from the configuration (any version's shape, checked where it is
+// used), and consulted by CHECK (the spec's MUST): every interface and address floatip-cni's ADD
+// added must be in it. A runtime that lost one (or was handed another plugin's result) would
 // otherwise be told all is well while the delegates check only what the state file remembers.
-import type { Result } from './protocol.js';
+import type { IPConfig, Result, Route } from './protocol.js';
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const lower = (text: string | undefined): string | undefined => text?.toLowerCase();
 
@@ -33,4 +37,55 @@ export function missingFromPrevResult(added: readonly Result[], prev: Result): s
     }
   }
   return missing;
+}
+
+/**
+ * A 0.1.0/0.2.0 result (`ip4`, `ip6`: galaxy's own plugins answer so, and galaxy's daemon hands a
+ * pod's previous network's result on as it came) read as the 0.3.0 one libcni converts it to: its
+ * addresses in `ips`, its routes in `routes`. Read as a later result, it had neither, and ADD's
+ * answer dropped the previous plugin's address.
+ */
+export function fromPre030(prev: Record<string, unknown>): Result {
+  if (prev.ips !== undefined || (prev.ip4 === undefined && prev.ip6 === undefined)) {
+    return prev as unknown as Result;
+  }
+  const ips: IPConfig[] = [];
+  const routes: Route[] = [];
+  for (const [family, version] of [
+    ['ip4', '4'],
+    ['ip6', '6'],
+  ] as const) {
+    const config = prev[family] as { ip: string; gateway?: unknown; routes?: Route[] } | undefined;
+    if (config === undefined) continue;
+    ips.push({
+      version,
+      address: config.ip,
+      ...(typeof config.gateway === 'string' && config.gateway !== '' ? { gateway: config.gateway } : {}),
+    });
+    for (const { dst, gw } of config.routes ?? [])
+      routes.push({ dst, ...(typeof gw === 'string' ? { gw } : {}) });
+  }
+  const { ip4: _4, ip6: _6, ...rest } = prev;
+  return { ...rest, ips, routes } as unknown as Result;
+}
+
+export function validPrevResult(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  // a 0.1.0/0.2.0 result: an address per family, each with its routes
+  const pre030 = (config: unknown) =>
+    config === undefined ||
+    (isObject(config) &&
+      typeof config.ip === 'string' &&
+      (config.routes === undefined ||
+        (Array.isArray(config.routes) &&
+          config.routes.every((r) => isObject(r) && typeof r.dst === 'string'))));
+  if (!pre030(value.ip4) || !pre030(value.ip6)) return false;
+  const { interfaces, ips, routes } = value;
+  const listOf = (list: unknown, ok: (item: Record<string, unknown>) => boolean) =>
+    list === undefined || (Array.isArray(list) && list.every((item) => isObject(item) && ok(item)));
+  return (
+    listOf(interfaces, (i) => typeof i.name === 'string') &&
+    listOf(ips, (ip) => typeof ip.address === 'string') &&
+    listOf(routes, (r) => typeof r.dst === 'string')
+  );
 }

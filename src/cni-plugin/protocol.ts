@@ -1,7 +1,8 @@
 // The CNI protocol as floatip-cni speaks it (CNI specification 1.0.0 and 1.1.0, and the 0.3/0.4
 // results a runtime on an older configuration asks for): the environment, the network
 // configuration on stdin, error objects and results. No I/O here.
-import { MAX_NESTING, nestedDeeperThan } from './nesting.js';
+import { MAX_NESTING, nestedDeeperThan, quoted } from './caller-input.js';
+import { fromPre030, validPrevResult } from './prev-result.js';
 
 /** The versions this plugin answers in; VERSION lists them. */
 export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
@@ -81,7 +82,7 @@ export function readCommand(env: NodeJS.ProcessEnv): Command {
   if (!COMMANDS.includes(command)) {
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_COMMAND ${JSON.stringify(command)} is not one of ${COMMANDS.join(', ')}`,
+      `CNI_COMMAND ${quoted(command)} is not one of ${COMMANDS.join(', ')}`,
     );
   }
   return command as Command;
@@ -108,7 +109,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
   if (ifname !== '' && !isIfname(ifname)) {
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_IFNAME ${JSON.stringify(ifname)} is not an interface name (at most 15 bytes, no '/', ':' or space, not '.' or '..')`,
+      `CNI_IFNAME ${quoted(ifname)} is not an interface name (at most 15 bytes, no '/', ':' or space, not '.' or '..')`,
     );
   }
   const netns = need('CNI_NETNS', command === 'ADD' || command === 'CHECK');
@@ -167,7 +168,7 @@ const seconds = (raw: unknown, field: string, fallback: number, positive = false
   if (typeof raw !== 'number' || !(raw >= 0) || (positive && raw === 0) || raw > 3600) {
     throw new CniError(
       Code.invalidConfig,
-      `${field} must be a number of seconds from ${positive ? 'above 0' : '0'} to 3600, not ${JSON.stringify(raw)}`,
+      `${field} must be a number of seconds from ${positive ? 'above 0' : '0'} to 3600, not ${quoted(raw)}`,
     );
   }
   return raw * 1000;
@@ -198,7 +199,7 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
       Code.incompatibleVersion,
       cniVersion === undefined
         ? 'the network configuration has no cniVersion (libcni reads none as 0.1.0): give one floatip-cni supports'
-        : `cniVersion ${JSON.stringify(cniVersion)} is not supported`,
+        : `cniVersion ${quoted(cniVersion)} is not supported`,
       `floatip-cni supports ${SUPPORTED_VERSIONS.join(', ')}`,
     );
   }
@@ -218,10 +219,11 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
   const name = typeof raw.name === 'string' ? raw.name : '';
   const delegate = raw.delegate;
   if (command !== 'VERSION') {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
+    // it names the state's directory, a file name: a longer one failed at the state as code 5
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$/.test(name)) {
       throw new CniError(
         Code.invalidConfig,
-        `network name ${JSON.stringify(raw.name)} is not a valid CNI network name`,
+        `network name ${quoted(raw.name)} is not a valid CNI network name (letters, digits, '_', '.', '-'; at most 255)`,
       );
     }
     if (!isObject(delegate) || typeof delegate.type !== 'string') {
@@ -295,57 +297,6 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
       ? valid.filter(isObject).map((a) => ({ containerID: String(a.containerID), ifname: String(a.ifname) }))
       : undefined,
   };
-}
-
-/**
- * A 0.1.0/0.2.0 result (`ip4`, `ip6`: galaxy's own plugins answer so, and galaxy's daemon hands a
- * pod's previous network's result on as it came) read as the 0.3.0 one libcni converts it to: its
- * addresses in `ips`, its routes in `routes`. Read as a later result, it had neither, and ADD's
- * answer dropped the previous plugin's address.
- */
-function fromPre030(prev: Record<string, unknown>): Result {
-  if (prev.ips !== undefined || (prev.ip4 === undefined && prev.ip6 === undefined)) {
-    return prev as unknown as Result;
-  }
-  const ips: IPConfig[] = [];
-  const routes: Route[] = [];
-  for (const [family, version] of [
-    ['ip4', '4'],
-    ['ip6', '6'],
-  ] as const) {
-    const config = prev[family] as { ip: string; gateway?: unknown; routes?: Route[] } | undefined;
-    if (config === undefined) continue;
-    ips.push({
-      version,
-      address: config.ip,
-      ...(typeof config.gateway === 'string' && config.gateway !== '' ? { gateway: config.gateway } : {}),
-    });
-    for (const { dst, gw } of config.routes ?? [])
-      routes.push({ dst, ...(typeof gw === 'string' ? { gw } : {}) });
-  }
-  const { ip4: _4, ip6: _6, ...rest } = prev;
-  return { ...rest, ips, routes } as unknown as Result;
-}
-
-function validPrevResult(value: unknown): boolean {
-  if (!isObject(value)) return false;
-  // a 0.1.0/0.2.0 result: an address per family, each with its routes
-  const pre030 = (config: unknown) =>
-    config === undefined ||
-    (isObject(config) &&
-      typeof config.ip === 'string' &&
-      (config.routes === undefined ||
-        (Array.isArray(config.routes) &&
-          config.routes.every((r) => isObject(r) && typeof r.dst === 'string'))));
-  if (!pre030(value.ip4) || !pre030(value.ip6)) return false;
-  const { interfaces, ips, routes } = value;
-  const listOf = (list: unknown, ok: (item: Record<string, unknown>) => boolean) =>
-    list === undefined || (Array.isArray(list) && list.every((item) => isObject(item) && ok(item)));
-  return (
-    listOf(interfaces, (i) => typeof i.name === 'string') &&
-    listOf(ips, (ip) => typeof ip.address === 'string') &&
-    listOf(routes, (r) => typeof r.dst === 'string')
-  );
 }
 
 export function compareVersions(a: string, b: string): number {

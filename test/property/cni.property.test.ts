@@ -20,6 +20,8 @@ const DOCUMENTED_CODES = [1, 2, 3, 4, 5, 6, 7, 11, 50, 101, 102, 103, 104, 105, 
 /** A port where nothing listens (the house's range for hand-started servers, kept free). */
 const NOTHING_LISTENS = 19473;
 const RUN_WITHIN_MS = 20_000;
+/** The longest msg: a few values quoted, each clipped. */
+const MSG_LIMIT = 2000;
 
 let build: string | undefined;
 let root: string;
@@ -77,7 +79,8 @@ const filesUnder = (dir: string): string[] => {
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-const STACK = /\n\s+at \S|^\s*at .+:\d+:\d+\)?$|\w+Error: .*\n\s+at /m;
+// linear: `\\w+Error` backtracked for seconds over a msg of 100,000 letters
+const STACK = /\n\s+at \S|^\s*at .+:\d+:\d+\)?$|Error: .*\n\s+at /m;
 
 /** The case as a shell command, for the failure report. */
 function replay(c: Case, stdin: string | Buffer): Req {
@@ -120,6 +123,8 @@ export function problems(c: Case, stdin: string | Buffer, run: Run, stateFiles: 
     if (typeof e.code !== 'number' || !DOCUMENTED_CODES.includes(e.code))
       out.push(`an error code ${JSON.stringify(e.code)} the README does not list`);
     if (typeof e.msg !== 'string' || e.msg === '') out.push('an error without its msg');
+    // kubelet logs it and puts it in an Event: a value quoted in it is clipped, not a megabyte
+    else if (e.msg.length > MSG_LIMIT) out.push(`a msg of ${e.msg.length} characters`);
     if (e.details !== undefined && typeof e.details !== 'string') out.push('details that are not text');
     const extra = Object.keys(e).filter((k) => !['cniVersion', 'code', 'msg', 'details'].includes(k));
     if (extra.length > 0) out.push(`an error with fields ${extra.join(', ')}`);
@@ -289,6 +294,49 @@ describe('regressions', () => {
       msg: 'ipinfos argument: nested over 512 levels deep: no ipinfos are',
     });
   });
+
+  const big = 'x'.repeat(100_000);
+  test.each([
+    [
+      'CNI_COMMAND',
+      env({ CNI_COMMAND: big }),
+      config('"x":1'),
+      `CNI_COMMAND "${'x'.repeat(100)}..." is not one of`,
+    ],
+    [
+      'CNI_IFNAME',
+      env({ CNI_IFNAME: big }),
+      config('"x":1'),
+      `CNI_IFNAME "${'x'.repeat(100)}..." is not an interface name`,
+    ],
+    [
+      'cniVersion',
+      env(),
+      config('"x":1').replace('"1.0.0"', `"${big}"`),
+      `cniVersion "${'x'.repeat(100)}..." is not supported`,
+    ],
+    [
+      'the network name',
+      env(),
+      config('"x":1').replace('"underlay"', `"${big}"`),
+      `network name "${'x'.repeat(100)}..." is not a valid CNI network name (letters, digits, '_', '.', '-'; at most 255)`,
+    ],
+    [
+      'annotationTimeoutSeconds',
+      env(),
+      config(`"annotationTimeoutSeconds":"${big}"`),
+      `annotationTimeoutSeconds must be a number of seconds from 0 to 3600, not "${'x'.repeat(100)}..."`,
+    ],
+  ])(
+    '%s of 100,000 characters: quoted clipped, as CNI_CONTAINERID is (it was quoted whole)',
+    async (_what, e, stdin, start) => {
+      const [violations, run] = await runOne({ env: e, stdin });
+      expect(violations).toEqual([]);
+      const { msg } = JSON.parse(run.stdout) as { msg: string };
+      expect(msg.startsWith(start)).toBe(true);
+      expect(msg.length).toBeLessThan(300);
+    },
+  );
 
   test('VERSION answers whatever the nesting', async () => {
     const [violations, run] = await runOne({
