@@ -36,6 +36,10 @@ export interface Verdict {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Text the writer chose (a name, a path), as a message quotes it: its start, and how long it is. */
+export const clipped = (text: string, max = 200): string =>
+  text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
+
 /**
  * A value the writer sent, as a message names it: a string quoted (clipped), anything else by its
  * type. JSON.stringify of an object nested 100,000 deep overflows the stack, which answered 500.
@@ -71,9 +75,7 @@ export function decodeAdmissionReview(body: unknown): AdmissionRequest {
   if (!isObject(kind)) throw new BadReviewError('request.kind: must be an object');
   const operation = text(request, 'operation', 'request.', true);
   if (!OPERATIONS.includes(operation)) {
-    throw new BadReviewError(
-      `request.operation: ${JSON.stringify(operation)} is not one of ${OPERATIONS.join(', ')}`,
-    );
+    throw new BadReviewError(`request.operation: ${shown(operation)} is not one of ${OPERATIONS.join(', ')}`);
   }
   const objectField = (field: 'object' | 'oldObject'): ReviewedObject | undefined => {
     const value = request[field];

@@ -11,6 +11,7 @@ import {
   BadReviewError,
   type Verdict,
   admissionResponse,
+  clipped,
   decodeAdmissionReview,
 } from './admission-review.js';
 
@@ -42,13 +43,13 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 
 export function webhookApp(judge: (req: AdmissionRequest) => Verdict, log: Logger): RequestListener {
   return (req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0]!;
     if (path === '/healthz') {
       send(res, req.method === 'GET' ? 200 : 405, req.method === 'GET' ? 'ok\n' : 'method not allowed\n');
       return;
     }
     if (path !== '/validate') {
-      send(res, 404, `not found: ${path}; the webhook answers POST /validate\n`);
+      send(res, 404, `not found: ${clipped(path)}; the webhook answers POST /validate\n`);
       return;
     }
     if (req.method !== 'POST') {

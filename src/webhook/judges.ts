@@ -19,6 +19,7 @@ import {
   type AdmissionRequest,
   BadReviewError,
   type ReviewedObject,
+  clipped,
   type Verdict,
 } from './admission-review.js';
 
@@ -67,7 +68,7 @@ export function judge(deps: JudgeDeps, req: AdmissionRequest): Verdict {
             : undefined;
   if (!judged) {
     throw new BadReviewError(
-      `floatip judges ConfigMap, FloatingIP, Pool and Pod objects, not ${group || 'core'}/${version} ${kind} (check the webhook's rules)`,
+      `floatip judges ConfigMap, FloatingIP, Pool and Pod objects, not ${clipped(group || 'core')}/${clipped(version)} ${clipped(kind)} (check the webhook's rules)`,
     );
   }
   // deleting is never refused: floatip's caches follow deletions as they follow every change
@@ -138,9 +139,10 @@ function keyProblem(text: string): string | undefined {
 }
 
 function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {
-  const name = nameOf(req);
+  // the name as messages quote it: the writer's, of any length (the reason may quote it too)
+  const name = clipped(nameOf(req));
   const decoded = fromFloatingIPObject(req.object);
-  if (!decoded.ok) return refuse(`FloatingIP ${name}: ${decoded.reason}`);
+  if (!decoded.ok) return refuse(`FloatingIP ${name}: ${clipped(decoded.reason, 1000)}`);
   // a name other than the address's canonical one is refused by fromFloatingIPObject
   const { ip, key, reserved } = decoded.record;
   const bad = keyProblem(key);
@@ -156,11 +158,14 @@ function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {
 
 function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   const name = nameOf(req);
+  // in messages: the writer's, of any length
+  const where = clipped(req.namespace);
+  const named = `${where}/${clipped(name)}`;
   // the API server always fills it (generateName included): only a hand-made review lacks it
-  if (!name) return refuse(`Pool in ${req.namespace}: metadata.name is missing`);
+  if (!name) return refuse(`Pool in ${where}: metadata.name is missing`);
   const decoded = decodePool({ ...req.object, metadata: { name } });
   // the Pool store's own words for an object it would ignore
-  if (!decoded) return refuse(`Pool ${req.namespace}/${name}: size must be a whole number >= 0`);
+  if (!decoded) return refuse(`Pool ${named}: size must be a whole number >= 0`);
   if (req.namespace !== deps.poolNamespace) return ALLOW;
   // in pods' worth, as the size counts: a dual-stack pod holds two addresses
   const held = ofMainFamily(deps.allocator.byPool(name), (a) => a.family).length;
@@ -168,7 +173,7 @@ function pool(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   return {
     allowed: true,
     warnings: [
-      `Pool ${req.namespace}/${name}: size ${decoded.size} is below what the pool holds (addresses for ${held} ${held === 1 ? 'pod' : 'pods'}); none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${name} size limit of ${decoded.size})`,
+      `Pool ${named}: size ${decoded.size} is below what the pool holds (addresses for ${held} ${held === 1 ? 'pod' : 'pods'}); none is taken away (surplus is never released), and pods beyond the size are refused at bind (reached pool ${clipped(name)} size limit of ${decoded.size})`,
     ],
   };
 }
@@ -207,7 +212,7 @@ function ipinfosOf(o: ReviewedObject | undefined): readonly IPInfo[] {
  * that trusts the annotation. `request_ip_range`, what a pod asks for, stays the creator's.
  */
 function podAddresses(_deps: JudgeDeps, req: AdmissionRequest): Verdict {
-  const pod = `${req.namespace}/${nameOf(req) || '(generated name)'}`;
+  const pod = `${clipped(req.namespace)}/${clipped(nameOf(req)) || '(generated name)'}`;
   // floatip's decoder refuses it, so its ipinfos read as none here; galaxy's daemon decodes it with
   // Go, which merges the two and finds the first's ipinfos: refused unless it was already there
   const text = cniArgsTextOf(req.object);

@@ -77,6 +77,8 @@ export function webhookProblems(r: Req, a: Answer): string[] {
   if (/\n\s+at .+:\d+:\d+/.test(a.text)) return ['a stack trace in the answer'];
   if (r.path === '/healthz' && r.method === 'GET')
     return a.status === 200 && a.text === 'ok\n' ? [] : [`the health check answered ${a.status} ${a.text}`];
+  // the API server logs it, kubectl prints it: a value quoted in it is clipped
+  if (a.status >= 400 && a.text.length > 2048) return [`an error of ${a.text.length} characters`];
   if (a.status >= 400)
     return r.method !== 'HEAD' && a.text.trim() === '' ? [`an error (${a.status}) saying nothing`] : [];
   if (!(r.method === 'POST' && r.path === '/validate')) return [`${a.status} to ${r.endpoint}`];
@@ -101,6 +103,7 @@ export function webhookProblems(r: Req, a: Answer): string[] {
     const status = response.status as { code?: unknown; message?: unknown } | undefined;
     if (status?.code !== 403 || typeof status.message !== 'string' || status.message === '')
       return ['a refusal without its 403 and message'];
+    if (status.message.length > 16_384) return [`a refusal of ${status.message.length} characters`];
   }
   if (request.operation === 'DELETE' && !response.allowed) return ['a deletion refused'];
   return [];
@@ -244,6 +247,63 @@ describe('regressions', () => {
         status: { code: 403, message: 'FloatingIP 10.0.100.15: spec.policy (an object) is not 0, 1 or 2' },
       },
     });
+  });
+
+  const long = 'x'.repeat(600_000);
+  test.each([
+    ['an operation', { operation: long }],
+    ['a kind', { kind: { group: long, version: 'v1', kind: long } }],
+  ])('%s of 600,000 characters is named clipped in the 400 (it came back whole)', async (_what, fields) => {
+    const a = await post(
+      review({
+        uid: 'u4',
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        operation: 'CREATE',
+        object: {},
+        ...fields,
+      }),
+    );
+    expect(a.status).toBe(400);
+    expect(a.text).toContain('x'.repeat(100));
+    expect(a.text.length).toBeLessThan(2048);
+  });
+
+  test.each([
+    ['Pool', { group: 'galaxy.k8s.io', version: 'v1alpha1', kind: 'Pool' }, { size: -1 }],
+    ['FloatingIP', { group: 'galaxy.k8s.io', version: 'v1alpha1', kind: 'FloatingIP' }, {}],
+    [
+      'Pod',
+      { group: '', version: 'v1', kind: 'Pod' },
+      {
+        metadata: {
+          annotations: { 'k8s.v1.cni.galaxy.io/args': '{"common":{"ipinfos":[{"ip":"10.0.100.10/24"}]}}' },
+        },
+      },
+    ],
+  ])(
+    'a %s named with 600,000 characters is refused naming it clipped (it was named whole)',
+    async (_what, kind, object) => {
+      const a = await post(
+        review({
+          uid: 'u5',
+          kind,
+          operation: 'CREATE',
+          name: long,
+          namespace: long,
+          object: { ...object, metadata: { name: long, ...(object as { metadata?: object }).metadata } },
+        }),
+      );
+      const response = (a.json as { response: { allowed: boolean; status: { message: string } } }).response;
+      expect(response.allowed).toBe(false);
+      expect(response.status.message).toContain('x'.repeat(100));
+      expect(response.status.message.length).toBeLessThan(2048);
+    },
+  );
+
+  test('a path of 10,000 characters is named clipped in the 404', async () => {
+    const a = await answer(base(), new Req('webhook', 'GET', `/${'a'.repeat(10_000)}`));
+    expect((a as Answer).status).toBe(404);
+    expect((a as Answer).text.length).toBeLessThan(2048);
   });
 
   test.each(['gzip', 'br', 'x-unknown'])(
