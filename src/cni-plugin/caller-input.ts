@@ -24,6 +24,10 @@ export function nestedDeeperThan(text: string, limit = MAX_NESTING): boolean {
   return false;
 }
 
+/** Text the caller sent (CNI_PATH), as a message names it unquoted: its start, and how long it is. */
+export const clipped = (text: string): string =>
+  text.length > 200 ? `${text.slice(0, 200)}... (${text.length} characters)` : text;
+
 /**
  * A value the caller sent, as a message quotes it: its JSON, a string's first 100 characters only,
  * so that a megabyte sent comes back as a line kubelet can log (it came back whole).

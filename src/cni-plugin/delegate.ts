@@ -7,6 +7,7 @@ import { access, constants } from 'node:fs/promises';
 import { BlockList, isIP } from 'node:net';
 import { join } from 'node:path';
 import type { IPInfo } from '../cni/args.js';
+import { clipped } from './caller-input.js';
 import {
   CniError,
   Code,
@@ -247,7 +248,7 @@ export async function findPlugin(type: string, path: readonly string[]): Promise
   }
   throw new CniError(
     Code.invalidConfig,
-    `delegate plugin ${JSON.stringify(type)} not found in CNI_PATH ${path.join(':')}`,
+    `delegate plugin ${JSON.stringify(type)} not found in CNI_PATH ${clipped(path.join(':'))}`,
   );
 }
 

@@ -304,6 +304,12 @@ describe('regressions', () => {
       `CNI_COMMAND "${'x'.repeat(100)}..." is not one of`,
     ],
     [
+      'CNI_PATH',
+      env({ CNI_PATH: `/${big}` }),
+      config(`"args":{"ipinfos":[${ipinfo}]}`),
+      `delegate plugin "macvlan" not found in CNI_PATH /${'x'.repeat(199)}... (100001 characters)`,
+    ],
+    [
       'CNI_IFNAME',
       env({ CNI_IFNAME: big }),
       config('"x":1'),
