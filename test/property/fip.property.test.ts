@@ -73,6 +73,7 @@ beforeAll(async () => {
     kind: 'Pool',
     metadata: { name: 'p1' },
     size: 2,
+    preAllocateIP: false,
   });
   const fip = (ip: string, key: string, policy: number) =>
     post('/apis/galaxy.k8s.io/v1alpha1/floatingips', {
