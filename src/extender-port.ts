@@ -91,6 +91,7 @@ export async function listenExtender(
         ...(forward
           ? {
               route: (...args) => forward.route(...args),
+              decidesHere: () => leader.decides(),
               refusedForLater: () => refusals.take(),
               askLeader: (...args) => forward.ask(...args),
             }

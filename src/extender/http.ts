@@ -57,6 +57,12 @@ export interface ExtenderHttpOptions {
    * it can; the verbs and /readyz answer 503 with the reason.
    */
   readonly notServingBecause?: () => string | undefined;
+  /**
+   * Whether `route` would answer here now (this replica decides): a bind or preempt is then refused
+   * for want of a configuration before its body is read. Without it, a replica that routes reads
+   * the body first, in case it is the leader's to decide.
+   */
+  readonly decidesHere?: () => boolean;
   /** Why /readyz alone answers 503 although the verbs still answer (shutting down: send no more here). */
   readonly notReadyBecause?: () => string | undefined;
   /**
@@ -108,11 +114,15 @@ export type ExtenderVerbs = Pick<SchedulingQueries, 'filter' | 'prioritize' | 'p
   Partial<Pick<SchedulingQueries, 'ready'>> &
   Pick<Binder, 'bind'>;
 
-/** A verb's path: its handler, the reader of its full Nodes, its own body limit if smaller. */
+/**
+ * A verb's path: its handler, the reader of its full Nodes, its own body limit if smaller, whether
+ * the leader decides it.
+ */
 interface Verb {
   readonly handler: VerbHandler;
   readonly reader?: FullNodeReader;
   readonly limit?: number;
+  readonly decided?: boolean;
 }
 
 /**
@@ -252,14 +262,23 @@ export function extenderApp(
     };
   // a replica without a configuration in force answers 503 with the reason (after forwarding what
   // the leader decides)
+  const notServingRefusal = () => {
+    const why = notServing();
+    return why === undefined ? undefined : new BadRequest(503, `not serving: ${why}`);
+  };
   const serving =
     (handler: VerbHandler): VerbHandler =>
     (req, res, read, raw, lease) => {
-      const why = notServing();
-      if (why !== undefined) return sendError(res, 503, `not serving: ${why}`);
+      const refusal = notServingRefusal();
+      if (refusal) return sendError(res, refusal.status, refusal.message);
       options.onServe?.();
       return handler(req, res, read, raw, lease);
     };
+  // refused before the body is read, as the 404, 405 and 413 are: a caller waiting for 100
+  // Continue is not asked for a body that cannot change the answer (README, "Compatibility with
+  // galaxy-ipam"). What may be the leader's to decide is read: handing it on takes the body.
+  const unreadRefusal = (verb: Verb) =>
+    verb.decided && options.route && !options.decidesHere?.() ? undefined : notServingRefusal();
   // the verbs that carry nodes read full Nodes through the reader, which remembers them by their bytes
   const nodes = new FullNodeReader(decodeRequestNode);
   const verbs = new Map<string, Verb>([
@@ -267,8 +286,8 @@ export function extenderApp(
     ['/v1/prioritize', { handler: serving(prioritize), reader: nodes }],
     ['/v1/priority', { handler: serving(prioritize), reader: nodes }],
     // a bind names a pod and a node: no reason to read megabytes of anything else before refusing it
-    ['/v1/bind', { handler: decided('bind', serving(bind)), limit: BIND_BODY_LIMIT }],
-    ['/v1/preempt', { handler: decided('preempt', serving(preempt)) }],
+    ['/v1/bind', { handler: decided('bind', serving(bind)), limit: BIND_BODY_LIMIT, decided: true }],
+    ['/v1/preempt', { handler: decided('preempt', serving(preempt)), decided: true }],
   ]);
 
   const buffers = options.bodyBuffers ?? new BodyBuffers();
@@ -281,7 +300,7 @@ export function extenderApp(
     bodyRead: () => void,
   ) => {
     const most = Math.min(limit, verb.limit ?? limit);
-    const body = await readBody(req, res, most, share, budget, lease);
+    const body = await readBody(req, res, most, share, budget, lease, () => unreadRefusal(verb));
     bodyRead();
     const plainOrInflating = decoded(req, body, Math.min(most, inflatedLimit));
     const raw = plainOrInflating instanceof Buffer ? plainOrInflating : await plainOrInflating;

@@ -29,7 +29,8 @@ export const busy = (budget: BodyBudget) =>
 /**
  * A POST body, whole. Not body-parser: on the scheduler's hot path every call paid for its
  * content-type negotiation and charset decoding stream; the scheduler always sends UTF-8 JSON.
- * Its chunks joined in the lease's buffer when there is one (body-buffers.ts).
+ * Its chunks joined in the lease's buffer when there is one (body-buffers.ts). `refuseUnread`
+ * names a refusal the body cannot change, made before a byte of it is asked for.
  */
 export function readBody(
   req: IncomingMessage,
@@ -38,6 +39,7 @@ export function readBody(
   share: BodyShare,
   budget: BodyBudget,
   lease?: BufferLease,
+  refuseUnread?: () => BadRequest | undefined,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
@@ -45,6 +47,8 @@ export function readBody(
       req.resume();
       return reject(new BadRequest(413, `the request body is over ${limit} bytes`));
     }
+    const refusal = refuseUnread?.();
+    if (refusal) return reject(refusal);
     // read from here on: a caller waiting for 100 Continue sends its body now
     continueBody(res);
     const chunks: Buffer[] = [];

@@ -5,6 +5,9 @@
 // its caller never sends the body. node sent every such request a 100, then refused it.
 import { once } from 'node:events';
 import { connect } from 'node:net';
+import { type ExtenderVerbs, extenderApp } from '../../src/extender/http.js';
+import { silentLogger } from '../../src/log.js';
+import { INBOUND_REQUEST_TIMEOUT_MS, close, listen, urlOf } from '../../src/ports.js';
 import { World } from './world.js';
 
 const CONFIG = [
@@ -185,4 +188,61 @@ test('X4 an Expect other than 100-continue is a 417 on both ports, in HTTP/1.0 a
   );
   expect(old.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   expect(old.answer).not.toContain('100 Continue');
+});
+
+test('X5 the extender port refuses unread a verb it cannot serve (no configuration in force); a bind a follower hands to the leader is still read', async () => {
+  let decides = true;
+  const forwarded: string[] = [];
+  const app = extenderApp({} as ExtenderVerbs, silentLogger(), {
+    notServingBecause: () => 'no configuration is in force',
+    decidesHere: () => decides,
+    route: (verb, body) => {
+      if (decides) return Promise.resolve(undefined);
+      forwarded.push(`${verb} ${body.toString()}`);
+      return Promise.resolve({ status: 200, body: Buffer.from('{"Error":""}') });
+    },
+  });
+  const at = { host: '127.0.0.1', requestTimeoutMs: INBOUND_REQUEST_TIMEOUT_MS };
+  const server = await listen('the extender', app, at, 0);
+  try {
+    const url = urlOf('127.0.0.1', server);
+    const refused = (paths: string[]) =>
+      Promise.all(
+        paths.map(async (path) => [
+          path,
+          refusal(await exchange(url, expecting('POST', path, 10, JSON_TYPE), ' '.repeat(10))),
+        ]),
+      );
+    const notServing = (paths: string[]) =>
+      paths.map((path) => [
+        path,
+        {
+          hundred: false,
+          status: 'HTTP/1.1 503 Service Unavailable',
+          close: true,
+          closed: true,
+          body: '{"Error":"not serving: no configuration is in force"}',
+        },
+      ]);
+    const all = ['/v1/filter', '/v1/prioritize', '/v1/bind', '/v1/preempt'];
+    expect(await refused(all)).toEqual(notServing(all));
+    // a body announced over the limit is its 413 first, as on the REST port
+    const large = refusal(await exchange(url, expecting('POST', '/v1/bind', 100_000, JSON_TYPE), ' '));
+    expect([large.hundred, large.status]).toEqual([false, 'HTTP/1.1 413 Payload Too Large']);
+    // a follower: bind and preempt are the leader's to decide, and handing them on takes the body
+    decides = false;
+    const bind = JSON.stringify({ PodName: 'p', PodNamespace: 'ns', PodUID: 'u', Node: 'a1' });
+    const handed = await exchange(
+      url,
+      expecting('POST', '/v1/bind', bind.length, `${JSON_TYPE}Connection: close\r\n`),
+      bind,
+    );
+    expect([handed.sentBody, handed.closed]).toEqual([true, true]);
+    expect(handed.answer.slice(CONTINUE.length)).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n\{"Error":""\}$/);
+    expect(forwarded).toEqual([`bind ${bind}`]);
+    // what a follower answers itself is refused unread as before
+    expect(await refused(['/v1/filter'])).toEqual(notServing(['/v1/filter']));
+  } finally {
+    await close(server);
+  }
 });
