@@ -15,7 +15,7 @@ import { acceptJson } from './accept.js';
 import { apidocs } from './apidocs.js';
 import { ApiError, sendError } from './envelope.js';
 import { fractionRefusal, goBodyIntegers } from './go-integers.js';
-import { hasBody, jsonBody } from './json-body.js';
+import { hasBody, jsonBody, type UnreadRefusal } from './json-body.js';
 import type { RecentEvents } from './recent-events.js';
 import { UsageHistory } from './usage-history.js';
 import {
@@ -99,17 +99,16 @@ export function restApp(deps: RestDeps): express.Express {
   // floatip parse and validate megabytes
   if (deps.authenticate) app.use(deps.authenticate);
   app.use(acceptJson);
-  app.use(jsonBody(deps.bodyLimitBytes ?? REST_BODY_LIMIT));
+  const notDeciding = deps.notDecidingBecause && refusingWrites(deps.notDecidingBecause);
+  // a POST's body is not read to refuse it: its caller waiting for 100 Continue never sends it
+  app.use(jsonBody(deps.bodyLimitBytes ?? REST_BODY_LIMIT, notDeciding));
   app.use(requestValidator({ validateResponses: deps.validateResponses ?? false }));
   app.use(goBodyIntegers);
-  const notDecidingBecause = deps.notDecidingBecause;
-  if (notDecidingBecause) {
+  // the writes whose bodies are not read (a DELETE), and one whose replica stopped leading while
+  // its body came
+  if (notDeciding) {
     app.use((req: Request, res: Response, next: NextFunction) => {
-      // the caller's routing, not this replica failing: answered, not logged as an error with its
-      // stack (one line per write sent to a follower, which anyone could send)
-      const why = req.method !== 'GET' && req.method !== 'HEAD' ? notDecidingBecause() : undefined;
-      if (why !== undefined) return sendError(res, 503, why);
-      next();
+      if (!notDeciding(req, res)) next();
     });
   }
   routes.filter((r) => !r.public).forEach(register);
@@ -138,6 +137,19 @@ export function restApp(deps: RestDeps): express.Express {
     sendError(res, answer.status, answer.detail);
   });
   return app;
+}
+
+/** A write's 503 on a replica that may not change anything now, with `notDecidingBecause`'s reason. */
+function refusingWrites(notDecidingBecause: () => string | undefined): UnreadRefusal {
+  return (req, res) => {
+    // the caller's routing, not this replica failing: answered, not logged as an error with its
+    // stack (one line per write sent to a follower, which anyone could send)
+    const why = req.method !== 'GET' && req.method !== 'HEAD' ? notDecidingBecause() : undefined;
+    if (why === undefined) return false;
+    if (bodyPending(req)) closeAfterAnswer(req, res);
+    sendError(res, 503, why);
+    return true;
+  };
 }
 
 /**

@@ -65,8 +65,17 @@ function parsed(req: Request, bytes: Buffer): unknown {
   return value;
 }
 
-/** A JSON body parsed, with `limitBytes`; an oversized body is refused without reading the rest of it. */
-export function jsonBody(limitBytes: number): RequestHandler {
+/**
+ * Answers, before its body is read, a request whose answer the body cannot change (a write sent to
+ * a replica that does not lead); true when it answered.
+ */
+export type UnreadRefusal = (req: Request, res: Response) => boolean;
+
+/**
+ * A JSON body parsed, with `limitBytes`; an oversized body is refused without reading the rest of it,
+ * and so is one `refuseUnread` answers.
+ */
+export function jsonBody(limitBytes: number, refuseUnread?: UnreadRefusal): RequestHandler {
   const read = express.raw({ type: 'application/json', limit: limitBytes });
   const parse: RequestHandler = (req, res, next) =>
     read(req, res, (err?: unknown) => {
@@ -100,6 +109,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
     const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');
     // announced too large: refused before a byte of it is read
     if (Number(req.headers['content-length']) > wireLimit) return next(tooLarge(req, res, limitBytes));
+    if (refuseUnread?.(req, res)) return;
     // read from here on: a caller waiting for 100 Continue sends its body now
     continueBody(res);
     let refused = false;

@@ -246,3 +246,35 @@ test('X5 the extender port refuses unread a verb it cannot serve (no configurati
     await close(server);
   }
 });
+
+test('X6 the REST port refuses unread a write sent to a replica that does not lead', async () => {
+  const why = 'this replica does not lead; send changes to the leader';
+  const url = await world.serveRest({ log: silentLogger(), notDecidingBecause: () => why }, { asPort: true });
+  for (const [method, path] of [
+    ['POST', '/v1/ip'],
+    ['POST', '/v1/pool'],
+    ['DELETE', '/v1/pool/p1'],
+  ] as const) {
+    const head = expecting(method, path, 10, JSON_TYPE);
+    expect([method, path, refusal(await exchange(url, head, ' '.repeat(10)))]).toEqual([
+      method,
+      path,
+      {
+        hundred: false,
+        status: 'HTTP/1.1 503 Service Unavailable',
+        close: true,
+        closed: true,
+        body: `{"code":503,"message":"service unavailable: ${why}"}`,
+      },
+    ]);
+  }
+  // refusals that come first still do: a body announced over the limit, an unknown route
+  expect(refusal(await exchange(url, expecting('POST', '/v1/ip', 2 ** 30, JSON_TYPE), ' ')).status).toBe(
+    'HTTP/1.1 413 Payload Too Large',
+  );
+  expect(
+    refusal(await exchange(url, expecting('POST', '/v1/nope', 10, JSON_TYPE), ' '.repeat(10))).status,
+  ).toBe('HTTP/1.1 404 Not Found');
+  // reads are answered
+  expect((await fetch(`${url}/v1/pool/p1`)).status).toBe(404);
+});

@@ -18,6 +18,7 @@ import { CNI_ARGS_ANNOTATION, addressOf, parseCniArgs } from '../../src/cni/args
 import { GALAXY_DEFAULTS, type GalaxyConfig } from '../../src/config/galaxy-config.js';
 import { DEFAULT_RESOURCE, POOL_ANNOTATION, RELEASE_POLICY_ANNOTATION } from '../../src/pods/pod-facts.js';
 import { silentLogger } from '../../src/log.js';
+import { INBOUND_REQUEST_TIMEOUT_MS, listen } from '../../src/ports.js';
 import { type Floatip, startFloatip } from '../../src/server.js';
 import { fromFloatingIPObject, objectNameOf } from '../../src/store/floating-ip-object.js';
 import { RELEASED_EVENT_REASON } from '../../src/store/release-audit.js';
@@ -159,23 +160,24 @@ export class World {
 
   /**
    * Another REST API on floatip's allocator, store, caches and locks, built with `deps` (a hook, a
-   * logger the test reads), on its own port in this process; returns its URL.
+   * logger the test reads), on its own port in this process; returns its URL. On a plain node
+   * server, or opened as floatip opens its ports (`asPort`: its 100 Continue, its refusals).
    */
-  async serveRest(deps: Partial<RestDeps> & Pick<RestDeps, 'log'>): Promise<string> {
+  async serveRest(deps: Partial<RestDeps> & Pick<RestDeps, 'log'>, { asPort = false } = {}): Promise<string> {
     const f = this.floatip;
-    const server = createServer(
-      restApp({
-        allocator: f.allocator,
-        store: f.store,
-        pods: f.pods,
-        pools: f.pools,
-        locks: f.locks,
-        events: f.events,
-        ...deps,
-      }),
-    );
+    const app = restApp({
+      allocator: f.allocator,
+      store: f.store,
+      pods: f.pods,
+      pools: f.pools,
+      locks: f.locks,
+      events: f.events,
+      ...deps,
+    });
+    const at = { host: '127.0.0.1', requestTimeoutMs: INBOUND_REQUEST_TIMEOUT_MS };
+    const server = asPort ? await listen('a REST API', app, at, 0) : createServer(app);
     this.restServers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    if (!asPort) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
