@@ -1,6 +1,7 @@
 // Pool objects (galaxy.k8s.io/v1alpha1, docs/galaxy.md#pool-objects): a named, sized group of addresses shared by
 // Deployments. Read from one namespace (galaxy: kube-system), kept in step by watch, and written by
 // the REST API. `size` and `preAllocateIP` sit at the top level of the object, as galaxy's.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { CustomResourceClient, isConflict, isNotFound } from '../kube/custom-resources.js';
 import { Reflector } from '../kube/reflector.js';
@@ -60,6 +61,20 @@ export function readStoredPool(object: PoolObject): StoredPool | undefined {
 const PUT_ATTEMPTS = 5;
 
 /**
+ * The pause after a lost attempt grows from this (doubling, each one at a random point of its upper
+ * half): writers that lost together to one another no longer all try again at once and lose again.
+ * The four pauses add up to under 300 ms, well inside the API server call's own timeout.
+ */
+const RETRY_PAUSE_MS = 20;
+
+export interface PoolStoreOptions {
+  /** Waits out a pause between attempts (tests); a timer by default. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** A number in [0, 1) placing each pause in its range (tests); Math.random by default. */
+  readonly random?: () => number;
+}
+
+/**
  * Every attempt of a write lost to another writer of the same Pool. Nothing failed here and nothing
  * was written: the caller may send it again (the REST port's 409, by its kind). galaxy gave up at
  * the first such loss and answered 500, which says a client should not retry.
@@ -93,6 +108,7 @@ export class PoolStore {
     private readonly log: Logger,
     /** Called before every write; throws to refuse it (a replica that is not the leader). */
     private readonly guard: () => void = () => undefined,
+    private readonly options: PoolStoreOptions = {},
   ) {
     this.client = new CustomResourceClient(kubeConfig, {
       group: GROUP,
@@ -188,8 +204,10 @@ export class PoolStore {
         // so that concurrent POSTs of one new pool all land, the last one's values standing
         const raced = isConflict(err) || (existing !== undefined && isNotFound(err));
         if (!raced) throw err;
-        if (attempt < PUT_ATTEMPTS) continue;
-        throw new PoolContendedError(pool.name, existing ? 'update' : 'create', err as Error);
+        if (attempt >= PUT_ATTEMPTS)
+          throw new PoolContendedError(pool.name, existing ? 'update' : 'create', err as Error);
+        await this.pauseAfter(attempt);
+        continue;
       }
       this.log.info(
         { pool: pool.name, size: pool.size, preAllocateIP: pool.preAllocateIP },
@@ -216,7 +234,16 @@ export class PoolStore {
         // the API server's 409: the object changed under the deletion (a finalizer's writer, say)
         if (!isConflict(err)) throw err;
         if (attempt >= PUT_ATTEMPTS) throw new PoolContendedError(name, 'delete', err as Error);
+        await this.pauseAfter(attempt);
       }
     }
+  }
+
+  /** The pause after lost attempt `attempt` (RETRY_PAUSE_MS). */
+  private async pauseAfter(attempt: number): Promise<void> {
+    const most = RETRY_PAUSE_MS * 2 ** (attempt - 1);
+    await (this.options.sleep ?? sleep)((most / 2) * (1 + (this.options.random ?? Math.random)()));
+    // a replica that stopped leading while it waited tries no more
+    this.guard();
   }
 }

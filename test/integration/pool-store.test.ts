@@ -3,7 +3,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { type EmbeddedApiServer, POOL_CRD, startApiServer } from '../../src/apiserver/index.js';
 import { ensureCrds } from '../../src/kube/crds.js';
 import { silentLogger } from '../../src/log.js';
-import { PoolStore } from '../../src/store/pool-store.js';
+import { PoolContendedError, PoolStore } from '../../src/store/pool-store.js';
 import { useSchemalessCrd, waitFor } from './helpers.js';
 
 let server: EmbeddedApiServer;
@@ -97,4 +97,58 @@ test('a name that is not a path segment never reaches the API server: `.` is not
   }
   expect(await pools.fetch('p1')).toEqual({ name: 'p1', size: 1, preAllocateIP: false });
   expect(await pools.fetch('p2')).toEqual({ name: 'p2', size: 2, preAllocateIP: false });
+});
+
+test('a write that lost to another writer pauses before it tries again, longer each time and at a random point, and not after its last attempt', async () => {
+  // writers that lost together and tried again at once lost together again, all five times
+  const paused: { ms: number; faultsLeft: number; go: () => void }[] = [];
+  const faultsLeft = () => server.faults.pending().reduce((n, f) => n + f.remaining, 0);
+  const randoms = [0, 0.5, 0.25, 0.75];
+  let leading = true;
+  await pools.stop();
+  pools = new PoolStore(
+    server.kubeConfig(),
+    'kube-system',
+    silentLogger(),
+    () => {
+      if (!leading) throw new Error('not the leader');
+    },
+    {
+      random: () => randoms.shift()!,
+      sleep: (ms) => new Promise((go) => paused.push({ ms, faultsLeft: faultsLeft(), go })),
+    },
+  );
+  await pools.start();
+  const raced = { group: 'galaxy.k8s.io', resource: 'pools', namespace: 'kube-system', name: 'raced' };
+  server.faults.failNext({ ...raced, verb: 'create' }, 409, { times: 5 });
+  const put = pools.put({ name: 'raced', size: 1, preAllocateIP: false });
+  put.catch(() => undefined);
+  for (let i = 0; i < 4; i++) {
+    await waitFor(`pause ${i + 1}`, () => paused.length === i + 1);
+    // nothing is tried while the pause lasts
+    await new Promise((r) => setTimeout(r, 50));
+    expect(faultsLeft()).toBe(4 - i);
+    paused[i]!.go();
+  }
+  await expect(put).rejects.toThrow(PoolContendedError);
+  // the first half of 20, 40, 80, 160 ms, and a point of their upper half
+  expect(paused.map(({ ms, faultsLeft }) => [ms, faultsLeft])).toEqual([
+    [10, 4],
+    [30, 3],
+    [50, 2],
+    [140, 1],
+  ]);
+  // a delete pauses too, and one whose replica stopped leading meanwhile tries no more
+  await pools.put({ name: 'raced', size: 1, preAllocateIP: false });
+  randoms.push(0);
+  server.faults.failNext({ ...raced, verb: 'delete' }, 409, { times: 2 });
+  const deleted = pools.delete('raced');
+  deleted.catch(() => undefined);
+  await waitFor('the pause', () => paused.length === 5);
+  leading = false;
+  paused[4]!.go();
+  await expect(deleted).rejects.toThrow('not the leader');
+  expect([paused[4]!.ms, faultsLeft()]).toEqual([10, 1]);
+  server.faults.clear();
+  expect(await pools.fetch('raced')).toEqual({ name: 'raced', size: 1, preAllocateIP: false });
 });
