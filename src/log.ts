@@ -6,6 +6,7 @@
 // request of up to 256 MiB made a log line of its own size, twice over when a name is repeated in an
 // error's text. Whatever port is reached, a line stays a few kilobytes per field.
 import { pino } from 'pino';
+import { clip } from './clip.js';
 
 export type Logger = pino.Logger;
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -17,10 +18,7 @@ export const LOG_STRING_LIMIT = 4096;
 const MAX_DEPTH = 4;
 
 /** `text`, or its first LOG_STRING_LIMIT characters and how long it was. */
-export function clipString(text: string): string {
-  if (text.length <= LOG_STRING_LIMIT) return text;
-  return `${text.slice(0, LOG_STRING_LIMIT)}... (${text.length} characters)`;
-}
+export const clipString = (text: string): string => clip(text, LOG_STRING_LIMIT);
 
 /** `value` with every string over the limit clipped; plain objects and arrays are copied, nothing else. */
 export function clipped(value: unknown, depth = 0): unknown {

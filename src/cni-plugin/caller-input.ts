@@ -3,6 +3,7 @@
 // overflows the stack some thousands deep: a configuration nested 100,000 deep failed as code 100
 // ("Maximum call stack size exceeded"), a prevResult so nested after the delegate had made the
 // interface. No network configuration, prevResult or ipinfos nests past a handful of levels.
+import { clip } from '../clip.js';
 
 /** The deepest nesting any input is read with; a text past it is refused before it is parsed. */
 export const MAX_NESTING = 512;
@@ -24,10 +25,6 @@ export function nestedDeeperThan(text: string, limit = MAX_NESTING): boolean {
   return false;
 }
 
-/** Text the caller sent (CNI_PATH), as a message names it unquoted: its start, and how long it is. */
-export const clipped = (text: string): string =>
-  text.length > 200 ? `${text.slice(0, 200)}... (${text.length} characters)` : text;
-
 /**
  * A value the caller sent, as a message quotes it: its JSON, a string's first 100 characters only,
  * so that a megabyte sent comes back as a line kubelet can log (it came back whole).
@@ -35,6 +32,5 @@ export const clipped = (text: string): string =>
 export function quoted(value: unknown): string {
   if (typeof value === 'string')
     return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}...` : value);
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 100 ? `${text.slice(0, 100)}... (${text.length} characters)` : text;
+  return clip(JSON.stringify(value) ?? String(value), 100);
 }

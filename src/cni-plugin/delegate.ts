@@ -6,8 +6,8 @@ import { execFile, spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { BlockList, isIP } from 'node:net';
 import { join } from 'node:path';
+import { clip } from '../clip.js';
 import type { IPInfo } from '../cni/args.js';
-import { clipped } from './caller-input.js';
 import {
   CniError,
   Code,
@@ -248,7 +248,7 @@ export async function findPlugin(type: string, path: readonly string[]): Promise
   }
   throw new CniError(
     Code.invalidConfig,
-    `delegate plugin ${JSON.stringify(type)} not found in CNI_PATH ${clipped(path.join(':'))}`,
+    `delegate plugin ${JSON.stringify(type)} not found in CNI_PATH ${clip(path.join(':'), 200)}`,
   );
 }
 
@@ -388,11 +388,9 @@ export async function runDelegate(
     }
     const said = typeof failure.msg === 'string' ? failure.msg : (stdout + stderr).trim() || `exit ${code}`;
     // what a broken delegate prints goes into the runtime's error and the pod's events: a few KiB of it
-    const msg =
-      said.length > MESSAGE_LIMIT ? `${said.slice(0, MESSAGE_LIMIT)}... (${said.length} characters)` : said;
     throw new CniError(
       Code.delegateFailed,
-      `delegate ${type} ${command} ${planned.ifname}: ${msg}`,
+      `delegate ${type} ${command} ${planned.ifname}: ${clip(said, MESSAGE_LIMIT)}`,
       typeof failure.details === 'string' && failure.details !== '' ? failure.details : undefined,
     );
   }

@@ -5,6 +5,7 @@
 // floatip's records give them to the pod (holders.ts): a pod's creator may write the annotation,
 // and, through Multus (which copies a pod's own `cni-args` into `args.cni`), the handed-over ipinfos
 // too. Only without a kubeconfig (galaxy's daemon setup) are handed-over ipinfos taken as they come.
+import { clip } from '../clip.js';
 import type { CniArgs, IPInfo } from '../cni/args.js';
 import type { IPInfoSource, PodIdentity } from './holders.js';
 import { type ApiTarget, get, loadKubeconfig, statusMessage } from './kube.js';
@@ -40,7 +41,7 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
     throw new CniError(
       Code.badAnnotation,
       `ipinfos argument: nested over ${MAX_NESTING} levels deep: no ipinfos are`,
-      `${raw.slice(0, 200)}... (${raw.length} characters)`,
+      clip(raw, 200),
     );
   }
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw);

@@ -2,6 +2,7 @@
 // released, both ways it can go: when its pod goes (src/ipam's release decision, on the workload as
 // it is now) and through `kubectl fip release` now (floatip's own answer to a dry run, added by the
 // caller since it needs the REST API).
+import { clipQuoted } from '../clip.js';
 import { type Allocation, canonicalAddress, formatCidr } from '../ipam/index.js';
 import { ipOfCanonicalName } from '../store/floating-ip-object.js';
 import { describeAction, whenPodGoes } from './fate.js';
@@ -48,12 +49,8 @@ export function find(snapshot: Snapshot, subject: string, namespace: string): Sh
     return { subject, pod: h.pod, holders: [h] };
   }
   if (!pod) {
-    const shown =
-      subject.length > 300
-        ? `${JSON.stringify(subject.slice(0, 300))}... (${subject.length} characters)`
-        : JSON.stringify(subject);
     throw new NotFound(
-      `${shown} is no IP address, FloatingIP name or pod ${slash > 0 ? '' : `of namespace ${namespace} `}that exists`,
+      `${clipQuoted(subject, 300)} is no IP address, FloatingIP name or pod ${slash > 0 ? '' : `of namespace ${namespace} `}that exists`,
     );
   }
   const held = pod.key ? snapshot.allocator.byKey(pod.key) : [];

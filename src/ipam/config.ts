@@ -11,6 +11,7 @@ import {
   parseAddress,
   parseCidr,
 } from './address.js';
+import { clip } from '../clip.js';
 import { type ConfigProblem, InvalidConfigError, IpamError } from './errors.js';
 import { type IPRange, formatRange, parseRange } from './range.js';
 import { goIntegersWithFraction, goStruct } from './go-json.js';
@@ -77,9 +78,6 @@ export function parsePoolConfig(input: unknown): PoolConfig {
  */
 const QUOTED = 200;
 
-const cut = (text: string, limit: number): string =>
-  text.length > limit ? `${text.slice(0, limit)}... (${text.length} characters)` : text;
-
 /**
  * A value as JSON for a problem, cut to QUOTED characters. JSON.stringify recurses, so a value
  * nested some thousands deep (`[[[[...]]]]` fits in a ConfigMap) throws a RangeError, which would
@@ -92,7 +90,7 @@ function quote(value: unknown): string {
   } catch {
     text = Array.isArray(value) ? '[...]' : '{...}';
   }
-  return cut(text, QUOTED);
+  return clip(text, QUOTED);
 }
 
 function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): PoolEntry | undefined {
@@ -103,7 +101,7 @@ function parseEntry(raw: unknown, index: number, problems: ConfigProblem[]): Poo
       entry: index,
       field,
       value: value === undefined ? '' : quote(value),
-      message: cut(message, 2 * QUOTED),
+      message: clip(message, 2 * QUOTED),
     });
   };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
@@ -192,7 +190,7 @@ const fractionVlans = (text: string): ConfigProblem[] =>
   [...goIntegersWithFraction(text, [['*', 'vlan']])].map(({ path, written }) => ({
     entry: path[0] as number,
     field: 'vlan',
-    value: cut(written, QUOTED),
+    value: clip(written, QUOTED),
     message: 'vlan must be an integer from 0 to 65535, written without a fraction or an exponent',
   }));
 

@@ -1,5 +1,6 @@
 // The FloatingIP custom resource (galaxy.k8s.io/v1alpha1, docs/galaxy.md#floatingip-objects): one object per allocated
 // address. This module is its one decoder and encoder; everything else sees AllocationRecords.
+import { clip } from '../clip.js';
 import {
   AllocationKey,
   type AllocationRecord,
@@ -197,8 +198,7 @@ export function fromFloatingIPObject(object: unknown): Decoded {
  */
 function shown(value: unknown): string {
   if (typeof value === 'object' && value !== null) return Array.isArray(value) ? '(an array)' : '(an object)';
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 200 ? `${text.slice(0, 200)}... (${text.length} characters)` : text;
+  return clip(JSON.stringify(value) ?? String(value), 200);
 }
 
 function decodeAttribute(attribute: unknown): { nodeName: string; podUid: string } {

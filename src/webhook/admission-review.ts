@@ -1,6 +1,7 @@
 // admission.k8s.io/v1 AdmissionReview, the API server's question to a validating webhook and the
 // answer it expects (v1 only: every API server floatip supports, v1.16 and later, speaks it). This
 // module is its one decoder: anything else is a BadReviewError, answered 400.
+import { clip, clipQuoted } from '../clip.js';
 
 export const REVIEW_API_VERSION = 'admission.k8s.io/v1';
 
@@ -37,18 +38,14 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Text the writer chose (a name, a path), as a message quotes it: its start, and how long it is. */
-export const clipped = (text: string, max = 200): string =>
-  text.length > max ? `${text.slice(0, max)}... (${text.length} characters)` : text;
+export const clipped = (text: string, max = 200): string => clip(text, max);
 
 /**
  * A value the writer sent, as a message names it: a string quoted (clipped), anything else by its
  * type. JSON.stringify of an object nested 100,000 deep overflows the stack, which answered 500.
  */
 function shown(value: unknown): string {
-  if (typeof value === 'string')
-    return value.length > 100
-      ? `${JSON.stringify(value.slice(0, 100))}... (${value.length} characters)`
-      : JSON.stringify(value);
+  if (typeof value === 'string') return clipQuoted(value, 100);
   if (value === null || value === undefined || typeof value !== 'object') return String(value);
   return Array.isArray(value) ? 'an array' : 'an object';
 }

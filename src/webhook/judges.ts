@@ -1,6 +1,7 @@
 // What the webhook refuses, per kind. Each judgement reuses the decoder or validator the rest of
 // floatip applies to the same object after the fact, so a write refused here is exactly one the
 // watcher or the store would have refused (or ignored) later, in the same words.
+import { clipQuoted } from '../clip.js';
 import { CNI_ARGS_ANNOTATION, type IPInfo, parseCniArgs, repeatedCommon } from '../cni/args.js';
 import type { GalaxyConfig } from '../config/galaxy-config.js';
 import { judgeConfigMap } from '../controller/pool-config.js';
@@ -131,11 +132,7 @@ function keyProblem(text: string): string | undefined {
   if (key.typePrefix !== '' || (key.pool !== '' && text === `${POOL_KEY_PREFIX}${key.pool}_`))
     return undefined;
   // the key is the writer's, of any length (the CRD bounds none): a denial quotes its start
-  const quoted =
-    text.length > 200
-      ? `${JSON.stringify(text.slice(0, 200))}... (${text.length} characters)`
-      : JSON.stringify(text);
-  return `spec.key ${quoted} is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)`;
+  return `spec.key ${clipQuoted(text, 200)} is not an allocation key (<type>_<namespace>_<app>_<pod>, optionally after pool__<pool>_, or pool__<pool>_)`;
 }
 
 function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {
