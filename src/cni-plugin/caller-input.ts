@@ -26,11 +26,12 @@ export function nestedDeeperThan(text: string, limit = MAX_NESTING): boolean {
 }
 
 /**
- * A value the caller sent, as a message quotes it: its JSON, a string's first 100 characters only,
- * so that a megabyte sent comes back as a line kubelet can log (it came back whole).
+ * A value the caller sent, as a message quotes it: its JSON, a string's first `max` characters only,
+ * so that a megabyte sent comes back as a line kubelet can log (it came back whole). A string's
+ * `...` is inside its quotes and says no length, as floatip-cni's messages have always said it.
  */
-export function quoted(value: unknown): string {
+export function quoted(value: unknown, max = 100): string {
   if (typeof value === 'string')
-    return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}...` : value);
-  return clip(JSON.stringify(value) ?? String(value), 100);
+    return JSON.stringify(value.length > max ? `${value.slice(0, max)}...` : value);
+  return clip(JSON.stringify(value) ?? String(value), max);
 }

@@ -9,7 +9,7 @@ import { clip } from '../clip.js';
 import type { CniArgs, IPInfo } from '../cni/args.js';
 import type { IPInfoSource, PodIdentity } from './holders.js';
 import { type ApiTarget, get, loadKubeconfig, statusMessage } from './kube.js';
-import { MAX_NESTING, nestedDeeperThan } from './caller-input.js';
+import { MAX_NESTING, nestedDeeperThan, quoted } from './caller-input.js';
 import { CniError, Code, type Environment, type NetworkConfig } from './protocol.js';
 
 export interface PodAddresses {
@@ -98,7 +98,7 @@ function namedPod(env: Environment): { namespace: string; name: string } | undef
     const named = `${namespace}/${name}`;
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_ARGS names no pod a Kubernetes name can name: ${JSON.stringify(named.length > 300 ? `${named.slice(0, 300)}...` : named)}`,
+      `CNI_ARGS names no pod a Kubernetes name can name: ${quoted(named, 300)}`,
     );
   }
   return { namespace, name };

@@ -102,7 +102,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
   if (containerId !== '' && !CONTAINER_ID.test(containerId)) {
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_CONTAINERID ${JSON.stringify(containerId.length > 100 ? `${containerId.slice(0, 100)}...` : containerId)} is not a container ID (letters, digits, '_', '.', '-'; at most 234)`,
+      `CNI_CONTAINERID ${quoted(containerId)} is not a container ID (letters, digits, '_', '.', '-'; at most 234)`,
     );
   }
   const ifname = need('CNI_IFNAME', attachment);
@@ -118,7 +118,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv): Environment {
   if (netns !== '' && !netns.startsWith('/')) {
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_NETNS ${JSON.stringify(netns.length > 100 ? `${netns.slice(0, 100)}...` : netns)} is not an absolute path: the network namespace is named by its full path`,
+      `CNI_NETNS ${quoted(netns)} is not an absolute path: the network namespace is named by its full path`,
     );
   }
   return {
@@ -237,7 +237,7 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
     if (!/^[A-Za-z0-9_.-]{1,255}$/.test(delegate.type) || delegate.type === '.' || delegate.type === '..') {
       throw new CniError(
         Code.invalidConfig,
-        `delegate.type ${JSON.stringify(delegate.type.length > 100 ? `${delegate.type.slice(0, 100)}...` : delegate.type)} is not a plugin's file name (letters, digits, '_', '.', '-'; not '.' or '..')`,
+        `delegate.type ${quoted(delegate.type)} is not a plugin's file name (letters, digits, '_', '.', '-'; not '.' or '..')`,
       );
     }
     if ('ipam' in delegate) {
