@@ -1,6 +1,7 @@
 // The CNI protocol as floatip-cni speaks it (CNI specification 1.0.0 and 1.1.0, and the 0.3/0.4
 // results a runtime on an older configuration asks for): the environment, the network
 // configuration on stdin, error objects and results. No I/O here.
+import { clip } from '../clip.js';
 import { MAX_NESTING, nestedDeeperThan, quoted } from './caller-input.js';
 import { fromPre030, validPrevResult } from './prev-result.js';
 
@@ -344,7 +345,9 @@ export function resultIn(version: string, result: Result): Result {
 /** The error object of the spec, in the configuration's version when it is known. */
 export function errorObject(err: CniError, version: string): Record<string, unknown> {
   return {
-    cniVersion: version,
+    // the version asked for, supported or not: a caller's 100,000 characters came back whole in the
+    // line kubelet logs, as msg's quoted values did before they were clipped
+    cniVersion: clip(version, 100),
     code: err.code,
     msg: err.message,
     ...(err.details !== undefined ? { details: err.details } : {}),

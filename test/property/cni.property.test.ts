@@ -120,6 +120,9 @@ export function problems(c: Case, stdin: string | Buffer, run: Run, stateFiles: 
     if (!isError) return [...out, 'exit 1 without one JSON error object on stdout'];
     const e = answer as Record<string, unknown>;
     if (typeof e.cniVersion !== 'string' || e.cniVersion === '') out.push('an error without its cniVersion');
+    // the version asked for, echoed: a caller's megabyte there is as long a line as in msg
+    else if (e.cniVersion.length > MSG_LIMIT)
+      out.push(`an error's cniVersion of ${e.cniVersion.length} characters`);
     if (typeof e.code !== 'number' || !DOCUMENTED_CODES.includes(e.code))
       out.push(`an error code ${JSON.stringify(e.code)} the README does not list`);
     if (typeof e.msg !== 'string' || e.msg === '') out.push('an error without its msg');
@@ -343,6 +346,18 @@ describe('regressions', () => {
       expect(msg.length).toBeLessThan(300);
     },
   );
+
+  test("a cniVersion of 100,000 characters is echoed clipped as the error object's cniVersion (it came back whole)", async () => {
+    const [violations, run] = await runOne({
+      env: env(),
+      stdin: config('"x":1').replace('"1.0.0"', `"${big}"`),
+    });
+    expect(violations).toEqual([]);
+    expect(run.code).toBe(1);
+    const answer = JSON.parse(run.stdout) as { cniVersion: string };
+    expect(answer.cniVersion).toBe(`${'x'.repeat(100)}... (100000 characters)`);
+    expect(run.stdout.length).toBeLessThan(1000);
+  });
 
   test('VERSION answers whatever the nesting', async () => {
     const [violations, run] = await runOne({
