@@ -2,55 +2,28 @@
 // kubectl accepts names it): names that would steer a request elsewhere, selectors that conflict,
 // and a reader that closes the pipe early are usage errors or a quiet end, never a stack trace.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
-import { ensureCrds } from '../../src/kube/crds.js';
-import { runFip } from '../../src/fip/program.js';
+import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import { type FipServer, runFipWith as fipWith, startFipServer } from './fip-server.js';
 
+let fipServer: FipServer;
 let server: EmbeddedApiServer;
 let dir: string;
 let kubeconfig: string;
 
 beforeAll(async () => {
-  server = await startApiServer({ port: 0, log: () => undefined });
-  await ensureCrds(server.kubeConfig());
-  dir = mkdtempSync(join(tmpdir(), 'floatip-fip-'));
-  kubeconfig = join(dir, 'config');
-  // as a user writes it for a plain-HTTP server: no insecure-skip-tls-verify (kubectl needs none)
-  writeFileSync(
-    kubeconfig,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      `clusters: [{ name: c, cluster: { server: "${server.url}" } }]`,
-      'users: [{ name: u, user: {} }]',
-      'contexts: [{ name: x, context: { cluster: c, user: u } }]',
-      'current-context: x',
-    ].join('\n'),
-  );
+  fipServer = await startFipServer();
+  ({ server, dir, kubeconfig } = fipServer);
   await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json']);
 }, 120_000);
 
 afterAll(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await fipServer?.close();
 });
-
-/** `kubectl fip` with the kubeconfig `config`: its exit code and what it wrote. */
-async function fipWith(config: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runFip(['--kubeconfig', config, ...args], {
-    out: (t) => (out += t),
-    err: (t) => (err += t),
-  });
-  return { code, out, err };
-}
 
 const fip = (...args: string[]) => fipWith(kubeconfig, args);
 

@@ -2,18 +2,14 @@
 // with a configuration, FloatingIPs, a Pool and a pod: whatever is typed, the exit code is one the
 // README documents (0, 1, 2), nothing is a stack trace, a usage error says what is wrong, and the
 // cluster is unchanged (the one write, release, goes through a service proxy this server lacks).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type EmbeddedApiServer, startApiServer } from '../../src/apiserver/index.js';
-import { ensureCrds } from '../../src/kube/crds.js';
-import { runFip } from '../../src/fip/program.js';
+import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
+import { type FipServer, type FipRun, runFipWith, startFipServer } from '../integration/fip-server.js';
 import { argv } from './fip-argv.js';
 import { Req } from './http.js';
 import { type Violation, failedProperties, holds, timeLimit } from './property.js';
 
+let fipServer: FipServer;
 let server: EmbeddedApiServer;
-let dir: string;
 let kubeconfig: string;
 const realExit = process.exit;
 const savedKubeconfig = process.env.KUBECONFIG;
@@ -33,21 +29,8 @@ async function post(path: string, body: unknown): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = await startApiServer({ port: 0, log: () => undefined });
-  await ensureCrds(server.kubeConfig());
-  dir = mkdtempSync(join(tmpdir(), 'floatip-fip-property-'));
-  kubeconfig = join(dir, 'config');
-  writeFileSync(
-    kubeconfig,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      `clusters: [{ name: c, cluster: { server: "${server.url}" } }]`,
-      'users: [{ name: u, user: {} }]',
-      'contexts: [{ name: x, context: { cluster: c, user: u } }]',
-      'current-context: x',
-    ].join('\n'),
-  );
+  fipServer = await startFipServer();
+  ({ server, kubeconfig } = fipServer);
   // a later `--kubeconfig ''` falls back to $KUBECONFIG: this server's, never the machine's
   process.env.KUBECONFIG = kubeconfig;
   // a program that ended the process would end the test run: it is a violation, not an exit
@@ -96,8 +79,7 @@ afterAll(async () => {
   process.exit = realExit;
   if (savedKubeconfig === undefined) delete process.env.KUBECONFIG;
   else process.env.KUBECONFIG = savedKubeconfig;
-  await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await fipServer?.close();
 });
 
 /** Everything kubectl fip reads or could write, as the API server holds it (resourceVersions included). */
@@ -123,22 +105,16 @@ const shown = (args: readonly string[]) =>
       `kubectl fip ${args.map((a) => JSON.stringify(a.length > 200 ? `${a.slice(0, 200)}...(${a.length})` : a)).join(' ')}`,
   });
 
-export async function fipProblems(
-  args: readonly string[],
-): Promise<[string[], { code: number; out: string; err: string }]> {
-  let out = '';
-  let err = '';
-  let code: number;
+export async function fipProblems(args: readonly string[]): Promise<[string[], FipRun]> {
+  let run: FipRun;
   const problems: string[] = [];
   try {
-    code = await runFip(['--kubeconfig', kubeconfig, ...args], {
-      out: (t) => (out += t),
-      err: (t) => (err += t),
-    });
-    codes[code] = (codes[code] ?? 0) + 1;
+    run = await runFipWith(kubeconfig, args);
+    codes[run.code] = (codes[run.code] ?? 0) + 1;
   } catch (e) {
-    return [[`runFip threw: ${(e as Error).stack ?? String(e)}`], { code: -1, out, err }];
+    return [[`runFip threw: ${(e as Error).stack ?? String(e)}`], { code: -1, out: '', err: '' }];
   }
+  const { code, out, err } = run;
   if (![0, 1, 2].includes(code)) problems.push(`exit code ${code}, not one the README lists`);
   if (STACK.test(out) || STACK.test(err)) problems.push('a stack trace');
   if (code === 2) {
@@ -146,7 +122,7 @@ export async function fipProblems(
     else if (!/^(error: |kubectl fip: |Usage: )/m.test(err))
       problems.push('a usage error that names nothing');
   }
-  return [problems, { code, out, err }];
+  return [problems, run];
 }
 
 test(
