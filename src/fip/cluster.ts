@@ -5,10 +5,12 @@
 import { request as httpRequest } from 'node:http';
 import { type RequestOptions, request as httpsRequest } from 'node:https';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { clip, clipQuoted } from '../clip.js';
 import { shareConnections } from '../kube/shared-agent.js';
 import { CustomResourceClient, isNotFound, isObjectArray, kubeError } from '../kube/custom-resources.js';
 import { FLOATING_IP_PLURAL, GROUP, POOL_PLURAL, VERSION } from '../store/floating-ip-object.js';
 import type { RawCluster } from './snapshot.js';
+import { ARGUMENT_LIMIT } from './table.js';
 import { apiClient } from '../kube/resend.js';
 
 export interface Connection {
@@ -30,12 +32,13 @@ export function loadKubeConfig(c: Connection): KubeConfig {
         ? 'no such file'
         : e instanceof TypeError
           ? 'not a kubeconfig (empty, or not a YAML mapping)'
-          : String(e.message ?? err).split('\n')[0];
-    throw new Error(`kubeconfig ${file}: ${why}`);
+          : // node's words for a file it cannot open (ENAMETOOLONG, EACCES) end with the file's name
+            clip(String(e.message ?? err).split('\n')[0]!, 2 * ARGUMENT_LIMIT);
+    throw new Error(`kubeconfig ${clip(file, ARGUMENT_LIMIT)}: ${why}`);
   }
   if (c.context) {
     if (!kc.getContextObject(c.context))
-      throw new Error(`context "${c.context}" does not exist in the kubeconfig`);
+      throw new Error(`context ${clipQuoted(c.context, ARGUMENT_LIMIT)} does not exist in the kubeconfig`);
     kc.setCurrentContext(c.context);
   }
   // `kubectl config set-context` (the README's recipe for npm start) leaves none current
@@ -160,7 +163,7 @@ export function parseServiceRef(text: string): ServiceRef {
   const m = /^([a-z0-9-]+)\/([a-z0-9-]+):([a-z0-9-]+)$/.exec(text);
   if (!m)
     throw new Error(
-      `--service ${JSON.stringify(text)}: expected <namespace>/<service>:<port name or number>`,
+      `--service ${clipQuoted(text, ARGUMENT_LIMIT)}: expected <namespace>/<service>:<port name or number>`,
     );
   return { namespace: m[1]!, name: m[2]!, port: m[3]! };
 }

@@ -1,11 +1,12 @@
 // kubectl fip's output: aligned tables for people, and for machines JSON or YAML of one stable
 // shape per command (field names fixed, addresses in numeric order, times as RFC 3339).
 import { stringify } from 'yaml';
+import { clipQuoted } from '../clip.js';
 import { formatCidr } from '../ipam/index.js';
 import type { Finding } from './check.js';
 import { type Holder, policyName } from './holders.js';
 import type { Snapshot } from './snapshot.js';
-import { formatTable, shortAge } from './table.js';
+import { ARGUMENT_LIMIT, formatTable, shortAge } from './table.js';
 import { type UsageRow, formatDuration } from './usage.js';
 
 export type Format = 'table' | 'wide' | 'json' | 'yaml';
@@ -14,7 +15,7 @@ export function parseFormat(text: string | undefined, allowed: readonly Format[]
   if (text === undefined || text === '') return 'table';
   if ((allowed as readonly string[]).includes(text) && text !== 'table') return text as Format;
   throw new Error(
-    `-o ${JSON.stringify(text)}: expected one of ${allowed.filter((f) => f !== 'table').join(', ')}`,
+    `-o ${clipQuoted(text, ARGUMENT_LIMIT)}: expected one of ${allowed.filter((f) => f !== 'table').join(', ')}`,
   );
 }
 

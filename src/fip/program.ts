@@ -4,6 +4,7 @@
 // (show), 2 a usage or connection error.
 import { Command, Option } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { clip, clipQuoted } from '../clip.js';
 import { isPathSegment } from '../kube/path-segment.js';
 import { check, formatCheck, problems } from './check.js';
 import {
@@ -28,7 +29,7 @@ import {
 import { type ReleaseAnswer, type ReleaseEntry, formatVerdicts, plan, targets, verdicts } from './release.js';
 import { type Snapshot, buildSnapshot } from './snapshot.js';
 import { NotFound, describeLines, find, freeFields, holderFields } from './show.js';
-import { printable } from './table.js';
+import { ARGUMENT_LIMIT, printable } from './table.js';
 import { usage } from './usage.js';
 
 export interface Io {
@@ -52,7 +53,8 @@ interface Globals {
  * with `/` or `%`, which would name another object there (kubectl refuses them too).
  */
 function objectName(flag: string, value: string): string {
-  if (!isPathSegment(value)) throw new Error(`${flag} ${JSON.stringify(value)}: not a Kubernetes name`);
+  if (!isPathSegment(value))
+    throw new Error(`${flag} ${clipQuoted(value, ARGUMENT_LIMIT)}: not a Kubernetes name`);
   return value;
 }
 
@@ -71,7 +73,9 @@ class Session {
     const parts = this.g.configMap.split('/');
     const [namespace, name] = parts as [string, string];
     if (parts.length !== 2 || !isPathSegment(namespace) || !isPathSegment(name))
-      throw new Error(`--config-map ${JSON.stringify(this.g.configMap)}: expected <namespace>/<name>`);
+      throw new Error(
+        `--config-map ${clipQuoted(this.g.configMap, ARGUMENT_LIMIT)}: expected <namespace>/<name>`,
+      );
     return buildSnapshot(
       await readCluster(this.kc, {
         configMap: { namespace, name, key: this.g.configKey },
@@ -105,7 +109,7 @@ class Session {
 function windowMs(text: string): number {
   const m = /^(\d+)(s|m|h|d)$/.exec(text);
   if (!m || Number(m[1]) === 0)
-    throw new Error(`--window ${JSON.stringify(text)}: expected a duration such as 30m, 1h, 7d`);
+    throw new Error(`--window ${clipQuoted(text, ARGUMENT_LIMIT)}: expected a duration such as 30m, 1h, 7d`);
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
 }
 
@@ -134,7 +138,14 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
       'tke.cloud.tencent.com/eni-ip',
     )
     .showHelpAfterError()
-    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .configureOutput({
+      writeOut: io.out,
+      writeErr: io.err,
+      // commander quotes the word it refuses ('--nosuch', 'nosuch') whole and as typed: clipped here,
+      // and escaped as object data is, since a control sequence typed reached the terminal raw
+      outputError: (text, write) =>
+        write(printable(text.replace(/'(.*)'/s, (_, word: string) => `'${clip(word, ARGUMENT_LIMIT)}'`))),
+    })
     .exitOverride();
   const session = (cmd: Command) => new Session(cmd.optsWithGlobals() as Globals);
   // text for people carries object data (keys, node names, pod names): never a control sequence
@@ -314,9 +325,8 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
     .action((name: string | undefined) => {
       if (name === undefined) return program.outputHelp();
       const sub = program.commands.find((c) => c.name() === name);
-      // the name as typed, escaped as object data is (it may hold a control sequence) and clipped
-      const typed = printable(name.length > 200 ? `${name.slice(0, 200)}...` : name);
-      if (!sub) return program.error(`error: unknown command '${typed}'`);
+      // as commander says it of a command it does not know, clipped and escaped as that is
+      if (!sub) return program.error(`error: unknown command '${name}'`);
       sub.outputHelp();
     });
   return program;

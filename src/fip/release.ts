@@ -6,10 +6,11 @@
 // ("dryRun is not supported"). floatip then decides again on the real request, under its locks,
 // and whatever it leaves is reported with its reason.
 import { judge } from '../api/releasability.js';
+import { clipQuoted } from '../clip.js';
 import { AllocationKey, canonicalAddress } from '../ipam/index.js';
 import { byAddress } from './holders.js';
 import { type Snapshot, podOfAllocation, podsByName } from './snapshot.js';
-import { formatTable } from './table.js';
+import { ARGUMENT_LIMIT, formatTable } from './table.js';
 
 /** An entry of POST /v1/ip's `ips`. */
 export interface ReleaseEntry {
@@ -84,7 +85,7 @@ export function targets(snapshot: Snapshot, s: Selector): Target[] {
     try {
       ip = canonicalAddress(text);
     } catch {
-      throw new Error(`${JSON.stringify(text)} is not an IP address`);
+      throw new Error(`${clipQuoted(text, ARGUMENT_LIMIT)} is not an IP address`);
     }
     add(ip);
   }

@@ -13,6 +13,12 @@ const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\
 
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
+/**
+ * The most characters of a command-line argument an error quotes: the argument was typed, but
+ * perhaps by a script, and 100,000 characters came back whole after the help commander shows.
+ */
+export const ARGUMENT_LIMIT = 200;
+
 /** A cell, or any one-line value, as a terminal shows it: every character in UNPRINTABLE as `\uXXXX`. */
 export const printableCell = (text: string): string => text.replace(UNPRINTABLE, escaped);
 

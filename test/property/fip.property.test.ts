@@ -177,6 +177,33 @@ describe('regressions', () => {
     expect(asked.out).toBe((await fip('ls', '--help')).out);
   });
 
+  // an argument of 100,000 characters came back whole in its error, after the help commander shows
+  const big = 'x'.repeat(100_000);
+  test.each([
+    ['an unknown option', ['--' + big]],
+    ['an unknown option of two lines', [`--a\n${big}`]],
+    ['an unknown command', [big]],
+    ["an unknown option of a command's", ['ls', '--' + big]],
+    ['help of an unknown command', ['help', big]],
+    ['-n', ['-n', `a/${big}`, 'ls']],
+    ['--pool-namespace', ['--pool-namespace', `a/${big}`, 'ls']],
+    ['--config-map', ['--config-map', big, 'check']],
+    ['--service', ['--service', big, 'ls']],
+    ['--context', ['--context', big, 'ls']],
+    ['--kubeconfig', ['--kubeconfig', `/tmp/${big}`, 'ls']],
+    ['--window', ['usage', '--window', big]],
+    ['-o', ['ls', '-o', big]],
+    ['an address to release', ['release', big]],
+    ['--pod', ['release', '--pod', `a/${big}`]],
+    ['a subject to show', ['show', big]],
+  ])('%s of 100,000 characters: a usage error or a finding quoting it clipped', async (_what, args) => {
+    const run = await fip(...args);
+    expect([1, 2]).toContain(run.code);
+    expect(run.err).toMatch(/\.\.\. \(\d+ characters\)/);
+    // the longest help commander shows after a usage error, and a clipped argument or two
+    expect(run.err.length).toBeLessThan(5000);
+  });
+
   test('`help nosuch` is a usage error naming the command it does not know (it showed the usage alone)', async () => {
     const asked = await fip('help', 'nosuch');
     expect([asked.code, asked.out]).toEqual([2, '']);
