@@ -67,6 +67,8 @@ export interface FloatipOptions {
   readonly leaderElection?: Omit<LeaderElectorOptions, 'kubeConfig' | 'log'>;
   /** How long a caller may take to send a whole request on any port (default INBOUND_REQUEST_TIMEOUT_MS). */
   readonly requestTimeoutMs?: number;
+  /** The most connections each port keeps open (default: ports.ts's processConnectionLimit). */
+  readonly maxConnectionsPerPort?: number;
 }
 
 export interface Floatip {

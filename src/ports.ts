@@ -10,10 +10,12 @@ import {
   maxHeaderSize,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { continuingOnRead } from './http.js';
 import { refuseExpectation, requiringHost, versionRefusal } from './http-refusals.js';
+import type { Logger } from './log.js';
 import { boundedPipeline } from './pipeline.js';
 
 /**
@@ -26,6 +28,62 @@ export const INBOUND_REQUEST_TIMEOUT_MS = 60_000;
 
 /** How long an idle kept-alive connection to a port of floatip's stays open. */
 const KEEP_ALIVE_MS = 120_000;
+
+/** The most connections a port keeps open, whatever the process may open (see connectionLimit). */
+const MOST_CONNECTIONS = 4096;
+
+/**
+ * The most connections one port keeps open: an eighth of the file descriptors the process may
+ * open (RLIMIT_NOFILE's soft limit, the `Max open files` row of /proc/self/limits), at most
+ * MOST_CONNECTIONS. Without a bound, anyone who reaches a port could open connections until the
+ * process had no descriptor left, and floatip could no longer reach the API server (its watches,
+ * a bind's writes); the four ports together keep at most half. An idle connection that has made a
+ * request holds about 12 KiB of the process (5,000 on node 20: 59 MB), so 4,096 about 48 MB;
+ * kube-scheduler keeps a handful.
+ */
+export function connectionLimit(limits: string | undefined): number {
+  const soft = /^Max open files\s+(\d+|unlimited)/m.exec(limits ?? '')?.[1];
+  if (soft === undefined || soft === 'unlimited') return MOST_CONNECTIONS;
+  return Math.max(16, Math.min(MOST_CONNECTIONS, Math.floor(Number(soft) / 8)));
+}
+
+/** connectionLimit of this process (MOST_CONNECTIONS where /proc is not there to say). */
+export function processConnectionLimit(): number {
+  let limits: string | undefined;
+  try {
+    limits = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    limits = undefined;
+  }
+  return connectionLimit(limits);
+}
+
+/** How often at most a port logs the connections it refused at its bound. */
+const DROP_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Connections refused at the port's bound (node closes them unanswered as they arrive), told in one
+ * warning per DROP_LOG_INTERVAL_MS with their count: a flood of them must not flood the log too.
+ */
+function loggingDrops(what: string, server: Server, log: Logger): void {
+  let dropped = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const tell = () => {
+    timer = undefined;
+    if (dropped === 0) return;
+    log.warn(
+      { port: what, refused: dropped, open: server.maxConnections },
+      `${what}: refused ${dropped} connection(s) unanswered, ${server.maxConnections} being open, the most it keeps`,
+    );
+    dropped = 0;
+    timer = setTimeout(tell, DROP_LOG_INTERVAL_MS).unref();
+  };
+  server.on('drop', () => {
+    dropped++;
+    if (!timer) tell();
+  });
+  server.once('close', () => clearTimeout(timer));
+}
 
 /**
  * The answer to a request node's HTTP parser refused before any handler saw it (a raw non-ASCII
@@ -99,7 +157,19 @@ export class ListenError extends Error {
 export function listen(
   what: string,
   app: RequestListener,
-  { host, requestTimeoutMs }: { readonly host: string; readonly requestTimeoutMs: number },
+  {
+    host,
+    requestTimeoutMs,
+    maxConnections,
+    log,
+  }: {
+    readonly host: string;
+    readonly requestTimeoutMs: number;
+    /** The most open connections (default processConnectionLimit()). */
+    readonly maxConnections?: number;
+    /** Where connections refused at that bound are told. */
+    readonly log?: Logger;
+  },
   port: number,
   tls?: { readonly cert: string; readonly key: string },
 ): Promise<Server> {
@@ -128,6 +198,8 @@ export function listen(
     // node drops the headers after its 2000th, a Host or Content-Type among them, while its parser
     // still frames the body by them; node's 16 KiB for all headers is the bound, as 1 MiB is Go's
     server.maxHeadersCount = 0;
+    server.maxConnections = maxConnections ?? processConnectionLimit();
+    if (log) loggingDrops(what, server, log);
     // CONNECT asks for a tunnel, which no port of floatip offers; without this node drops the
     // connection without a word, where every other method a path does not take gets a 405
     server.on('connect', (_req, socket: Duplex) => {

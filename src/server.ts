@@ -146,7 +146,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     guard,
   );
   const locks = new DecisionLocks();
-  const at = { host: options.bind, requestTimeoutMs: options.requestTimeoutMs ?? INBOUND_REQUEST_TIMEOUT_MS };
+  const at = {
+    host: options.bind,
+    requestTimeoutMs: options.requestTimeoutMs ?? INBOUND_REQUEST_TIMEOUT_MS,
+    maxConnections: options.maxConnectionsPerPort,
+    log,
+  };
   const stops: (() => Promise<void>)[] = [];
   let healthUrl: string | undefined;
   try {

@@ -40,6 +40,8 @@ export interface WorldOptions {
   readonly floatipKubeConfig?: (server: EmbeddedApiServer) => Promise<KubeConfig>;
   /** How long a caller may take to send a request to floatip's ports (its default if not given). */
   readonly requestTimeoutMs?: number;
+  /** The most connections each of floatip's ports keeps open. */
+  readonly maxConnectionsPerPort?: number;
   /**
    * Install galaxy's schema-less CRDs before floatip starts (which then keeps them), so that
    * createPool and createFloatingIP may store what floatip's CRDs refuse, as on such a cluster.
@@ -125,6 +127,9 @@ export class World {
       parkedIpTtlMs: options.parkedIpTtlMs ?? 0,
       clock: options.clock,
       ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      ...(options.maxConnectionsPerPort !== undefined
+        ? { maxConnectionsPerPort: options.maxConnectionsPerPort }
+        : {}),
     });
   }
 
