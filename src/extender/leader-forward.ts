@@ -8,6 +8,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { DEFAULT_BIND_BUDGET_MS } from './binding.js';
+import { answeredError } from './wire-answers.js';
 
 /** What this module needs to know about the election. */
 export interface LeaderView {
@@ -63,7 +64,7 @@ const DEFAULT_RETRY_MS = 200;
 /** What a forwarded call's budget keeps back for the way back to this replica. */
 const BUDGET_MARGIN_MS = 200;
 
-const errorBody = (message: string): Buffer => Buffer.from(JSON.stringify({ Error: message }));
+const errorBody = (message: string): Buffer => Buffer.from(JSON.stringify({ Error: answeredError(message) }));
 
 /** The attempt failed before the leader decided anything (it was unreachable, or not the leader). */
 class NotAnswered extends Error {}

@@ -2,6 +2,7 @@
 // `{"Error": ...}`, and the path as express matched it; what is not one of the four verbs.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { bodyPending, closeAfterAnswer } from '../http.js';
+import { answeredError } from './wire-answers.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -32,7 +33,7 @@ export function send(res: ServerResponse, status: number, type: string, body: st
 }
 
 export const sendError = (res: ServerResponse, status: number, message: string) =>
-  send(res, status, JSON_TYPE, JSON.stringify({ Error: message }));
+  send(res, status, JSON_TYPE, JSON.stringify({ Error: answeredError(message) }));
 
 /**
  * Liveness (/healthz, galaxy's /healthy) and readiness (/readyz: 503 with the reason, else 200), on

@@ -3,8 +3,20 @@
 // tags). Written out rather than JSON.stringify'd where that matters: a filter echoes the request's
 // own Node bytes, and a preemption an int64 past 2^53 as it came.
 import type { V1Node } from '@kubernetes/client-node';
+import { clip } from '../clip.js';
 import { joined } from './body-buffers.js';
 import type { MetaVictims } from './wire.js';
+
+/**
+ * The most characters of an `Error` the scheduler is answered, as of the REST port's refusals, an
+ * Event or a log line: a pod's annotation (a range, a pool's name) and a bind's names come back in
+ * it, and kube-scheduler copies it into its log and the pod's status at every attempt, so a
+ * megabyte written once would come back a megabyte per attempt.
+ */
+export const ERROR_TEXT_LIMIT = 4096;
+
+/** An `Error` text as it is answered: clipped at ERROR_TEXT_LIMIT, saying how long it was. */
+export const answeredError = (message: string): string => clip(message, ERROR_TEXT_LIMIT);
 
 export interface FilterResult {
   /** Passing nodes: full objects (as received) or names, matching what was asked. */
@@ -27,7 +39,7 @@ export function encodeFilterResult(
   alloc?: (size: number) => Buffer,
   nodeListType = '',
 ): Buffer {
-  const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(result.error)}}`;
+  const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(answeredError(result.error))}}`;
   if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
   const parts: Buffer[] = [Buffer.from(`{"Nodes":{${nodeListType}"metadata":{},"items":[`)];
   result.nodes.forEach((node, i) => {
@@ -48,7 +60,7 @@ export interface HostPriority {
 export const encodePriorities = (list: readonly HostPriority[]): string =>
   JSON.stringify(list.map((p) => ({ Host: p.host, Score: p.score })));
 
-export const encodeBindingResult = (error: string): string => JSON.stringify({ Error: error });
+export const encodeBindingResult = (error: string): string => JSON.stringify({ Error: answeredError(error) });
 
 export function encodePreemptionResult(victims: Map<string, MetaVictims> | null): string {
   if (victims === null) return '{"NodeNameToMetaVictims":null}';

@@ -7,6 +7,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { eventually } from './helpers.js';
 import { World } from './world.js';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
+import { clip } from '../../src/clip.js';
 
 const A = '10.0.1.0/24';
 const B = '10.0.2.0/24';
@@ -243,6 +244,75 @@ describe('13.5 a request of the wrong shape is a 400 naming the field', () => {
   });
 });
 
+describe('a caller’s long text comes back clipped in an Error, as in a REST refusal, an Event or a log line', () => {
+  /** An Error text clipped: its first 4,096 characters and how long it was; that length. */
+  const clippedLength = (error: unknown): number => {
+    expect(typeof error).toBe('string');
+    const text = error as string;
+    expect(text.length).toBeLessThan(4200);
+    const stated = /^[^]{4096}\.\.\. \((\d+) characters\)$/.exec(text)?.[1];
+    expect(stated).toBeDefined();
+    return Number(stated);
+  };
+  const errorOf = (res: { status: number; json: unknown }) => {
+    expect(res.status).toBe(200);
+    return (res.json as { Error: string }).Error;
+  };
+
+  test('filter of a pod whose request_ip_range holds a 100,000-character range', async () => {
+    const range = `10.0.100.20~${'1'.repeat(100_000)}`;
+    const error = errorOf(
+      await world.post('filter', {
+        Pod: {
+          metadata: {
+            name: 'p',
+            namespace: 'ns1',
+            annotations: { [CNI_ARGS_ANNOTATION]: JSON.stringify({ request_ip_range: [[range]] }) },
+          },
+          spec: { containers: [{ resources: { requests: { 'tke.cloud.tencent.com/eni-ip': '1' } } }] },
+        },
+        NodeNames: ['a1'],
+      }),
+    );
+    expect(error.startsWith('bad IPRange format')).toBe(true);
+    expect(clippedLength(error)).toBeGreaterThan(100_000);
+  });
+
+  test('bind to a node named by 60,000 characters, and of a pod named by 60,000', async () => {
+    const p1 = await world.pod({ name: 'p1' });
+    const node = errorOf(
+      await world.post('bind', {
+        PodName: 'p1',
+        PodNamespace: 'ns1',
+        PodUID: p1.metadata?.uid,
+        Node: 'n'.repeat(60_000),
+      }),
+    );
+    expect(node.startsWith('nodes "nnn')).toBe(true);
+    expect(clippedLength(node)).toBe('nodes "" not found'.length + 60_000);
+    const pod = errorOf(
+      await world.post('bind', { PodName: 'p'.repeat(60_000), PodNamespace: 'ns1', PodUID: '', Node: 'a1' }),
+    );
+    expect(pod.startsWith(`failed to find pod ns1_${'p'.repeat(100)}`)).toBe(true);
+    expect(clippedLength(pod)).toBeGreaterThan(120_000);
+    expect(await world.addressesOf('p1')).toEqual([]);
+  });
+
+  test('bind of a stored pod whose pool is named by 200,000 characters, and nothing is written', async () => {
+    const pod = await world.pod({ name: 'big-0', pool: 'p'.repeat(200_000), ranges: [['1.2.3.4~1.2.3.5']] });
+    const error = errorOf(
+      await world.post('bind', {
+        PodName: 'big-0',
+        PodNamespace: 'ns1',
+        PodUID: pod.metadata?.uid,
+        Node: 'a1',
+      }),
+    );
+    expect(clippedLength(error)).toBeGreaterThan(200_000);
+    expect(await world.addressesOf('big-0')).toEqual([]);
+  });
+});
+
 describe('13.16 a refused bind decides before it writes', () => {
   test('names that are not path segments reach no URL: `..` is no pod, no namespace and no node', async () => {
     const pod = await world.pod({ name: 'p1' });
@@ -271,11 +341,12 @@ describe('13.16 a refused bind decides before it writes', () => {
     });
     // longer than Kubernetes allows: no such pod, not the API server failing (it answered 431)
     const long = 'p'.repeat(20_000);
+    // (its text clipped as every Error is: ERROR_TEXT_LIMIT)
     expect(await bind('ns1', long, 'a1')).toEqual({
-      Error: `failed to find pod ns1_${long}: pod "${long}" not found`,
+      Error: clip(`failed to find pod ns1_${long}: pod "${long}" not found`, 4096),
     });
     expect(await bind('ns1', 'p1', 'n'.repeat(20_000), pod.metadata!.uid!)).toEqual({
-      Error: `nodes "${'n'.repeat(20_000)}" not found`,
+      Error: clip(`nodes "${'n'.repeat(20_000)}" not found`, 4096),
     });
     // nodes/.. is the API's root, nodes/. the node list
     for (const node of ['..', '.', 'a1\ud800'])

@@ -13,8 +13,16 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 /** The route express picks for a path: routing ignores case and one trailing slash. */
 const routeOf = (r: Req) => r.path.toLowerCase().replace(/(.)\/$/, '$1');
 
+/**
+ * The longest text an answer may carry about what it was sent: 4,096 characters of it and how long
+ * it was (src/clip.ts), and the words around it.
+ */
+const TEXT_BOUND = 4096 + 400;
+
 export function extenderProblems(r: Req, a: Answer): string[] {
   if (a.status >= 500) return [`a server error (${a.status})`];
+  if (isObject(a.json) && typeof a.json.Error === 'string' && a.json.Error.length > TEXT_BOUND)
+    return [`an Error of ${a.json.Error.length} characters: a caller's text echoed unclipped`];
   if (r.method === 'HEAD') return [];
   const route = routeOf(r);
   if (a.status >= 400) {
@@ -72,6 +80,8 @@ export function restProblems(r: Req, a: Answer): string[] {
     return typeof a.json.totalElements === 'number' ? [] : ['a page of IPs without totalElements'];
   if (a.json.code !== a.status) return [`an envelope whose code (${String(a.json.code)}) is not the status`];
   if (typeof a.json.message !== 'string') return ['an envelope without its message'];
+  if (a.json.message.length > TEXT_BOUND)
+    return [`a message of ${a.json.message.length} characters: a caller's text echoed unclipped`];
   if (a.status >= 400 && a.json.message === '') return [`an error (${a.status}) with an empty message`];
   return [];
 }
