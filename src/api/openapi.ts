@@ -259,7 +259,7 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
           e.errorCode === 'required.openapi.validation' ||
           (field === 'body.name' && valueAt(req, e.path) === null)
         )
-          return 'pool name is empty';
+          return `pool name is empty${misnamed(req, 'name')}`;
         // floatip's own words (galaxy had none for a bad name, docs/galaxy.md), quoted as galaxy
         // quotes a bad ip (Go's %q), so that one answer does not mix two quotings
         if (e.errorCode === 'pattern.openapi.validation' || e.errorCode === 'maxLength.openapi.validation')
@@ -270,6 +270,18 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
       return `${field}: ${e.message}`;
     })
     .join('; ');
+}
+
+/**
+ * A body's key that names `field` in another case (`Name`): galaxy's Go decoder matched keys
+ * case-insensitively, the document matches them exactly, so a refusal for the missing field says
+ * which key was taken for another one rather than leave its caller looking at the name it sent.
+ */
+function misnamed(req: Request, field: string): string {
+  const body: unknown = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return '';
+  const key = Object.keys(body).find((k) => k !== field && k.toLowerCase() === field);
+  return key === undefined ? '' : ` (body.${clipString(key)} is not ${field}: fields are matched exactly)`;
 }
 
 /** What the document's PoolName pattern says, in words. */

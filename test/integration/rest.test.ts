@@ -1106,6 +1106,11 @@ describe('R5 /v1/pool', () => {
         `bad request: pool name "Bad_Name" is not a Kubernetes object name (lower-case letters, digits and '-' in parts joined by '.', each starting and ending with a letter or digit; at most 253 characters)`,
       ],
       [{ name: 'p', Size: 4 }, 'bad request: body.Size: unknown field'],
+      // galaxy's decoder took Name for name; the document matches keys exactly, and says which
+      [
+        { Name: 'p2', size: 3 },
+        'bad request: pool name is empty (body.Name is not name: fields are matched exactly)',
+      ],
       [{ name: 'p', size: -1 }, 'bad request: body.size: must be >= 0'],
       [{ name: 'p', size: 'four' }, 'bad request: body.size: must be integer'],
       // JSON types are not coerced (galaxy's Go decoder refuses a string for an int too)
