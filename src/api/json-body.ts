@@ -65,6 +65,9 @@ function parsed(req: Request, bytes: Buffer): unknown {
   return value;
 }
 
+/** The Content-Encodings a body may come in: as sent, gzip or deflate. */
+const INFLATED = new Set(['identity', '', 'gzip', 'deflate']);
+
 /**
  * Answers, before its body is read, a request whose answer the body cannot change (a write sent to
  * a replica that does not lead); true when it answered.
@@ -106,6 +109,13 @@ export function jsonBody(limitBytes: number, refuseUnread?: UnreadRefusal): Requ
     // the type when it routes; body-parser would not read it either
     if (hasBody(req) && !JSON_TYPE.test(req.headers['content-type'] ?? '')) return next();
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    // galaxy's framework undid gzip and deflate, and so does the extender port; body-parser would
+    // also take br, which one port then took and the other refused
+    if (!INFLATED.has(encoding)) {
+      // refused unread: the rest of the body is for nobody
+      if (bodyPending(req)) closeAfterAnswer(req, res);
+      return next(new ApiError(415, `unsupported content encoding ${JSON.stringify(encoding)}`));
+    }
     const wireLimit = wireLimitOf(limitBytes, encoding !== 'identity' && encoding !== '');
     // announced too large: refused before a byte of it is read
     if (Number(req.headers['content-length']) > wireLimit) return next(tooLarge(req, res, limitBytes));

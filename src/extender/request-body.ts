@@ -94,7 +94,7 @@ let lastInflation: Promise<unknown> = Promise.resolve();
 export function decoded(req: IncomingMessage, raw: Buffer, limit: number): Buffer | Promise<Buffer> {
   const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
-  if (encoding !== 'gzip' && encoding !== 'x-gzip' && encoding !== 'deflate')
+  if (encoding !== 'gzip' && encoding !== 'deflate')
     throw new BadRequest(415, `unsupported content encoding ${JSON.stringify(encoding)}`);
   const options = { maxOutputLength: limit };
   const inflation = lastInflation.then(() =>

@@ -167,6 +167,33 @@ test('R3 a gzip body is held to 5 MiB once inflated, and one near the limit stil
   );
 });
 
+test('R3b the REST port inflates what the extender port does, gzip and deflate, and refuses every other encoding alike', async () => {
+  const { gzipSync, deflateSync, brotliCompressSync } = await import('node:zlib');
+  const body = Buffer.from('{"ips":[]}');
+  const post = (encoding: string, bytes: Buffer) =>
+    fetch(`${world.floatip.apiUrl}/v1/ip?dryRun=true`, {
+      method: 'POST',
+      body: bytes,
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+    });
+  for (const [encoding, bytes] of [
+    ['gzip', gzipSync(body)],
+    ['deflate', deflateSync(body)],
+    ['identity', body],
+  ] as const)
+    expect((await post(encoding, bytes)).status).toBe(200);
+  for (const [encoding, bytes] of [
+    ['br', brotliCompressSync(body)],
+    ['x-gzip', gzipSync(body)],
+  ] as const) {
+    const res = await post(encoding, bytes);
+    expect([res.status, await res.json()]).toEqual([
+      415,
+      { code: 415, message: `unsupported media type: unsupported content encoding "${encoding}"` },
+    ]);
+  }
+});
+
 test('R4 a write sent to a replica that does not lead is a 503, and no error line in its log', async () => {
   const { log, lines } = capturedLog();
   const url = await world.serveRest({
