@@ -49,9 +49,13 @@ export class InvalidAddressError extends IpamError {
 
 export class InvalidRangeError extends IpamError {
   readonly kind = 'validation';
-  constructor(readonly text: string) {
-    // galaxy's wording, which operators may grep for
-    super(`invalid ip range ${text}`);
+  constructor(
+    readonly text: string,
+    /** What is wrong with it (`its end "x" is not an IP address`), where galaxy said nothing. */
+    readonly why?: string,
+  ) {
+    // galaxy's wording first, which operators may grep for
+    super(`invalid ip range ${text}${why === undefined ? '' : `: ${why}`}`);
   }
 }
 

@@ -1,5 +1,6 @@
 // Inclusive address ranges, written `a` or `a~b` in galaxy's configuration and annotations.
 import { type Family, formatAddress, parseAddress } from './address.js';
+import { clip } from '../clip.js';
 import { InvalidAddressError, InvalidRangeError } from './errors.js';
 
 export interface IPRange {
@@ -13,16 +14,28 @@ export type RangeGroup = readonly IPRange[];
 
 export function parseRange(text: string): IPRange {
   const parts = text.split('~');
-  if (parts.length > 2) throw new InvalidRangeError(text);
-  try {
-    const first = parseAddress(parts[0]!);
-    const last = parts.length === 2 ? parseAddress(parts[1]!) : first;
-    if (first.family !== last.family || first.value > last.value) throw new InvalidRangeError(text);
-    return { family: first.family, first: first.value, last: last.value };
-  } catch (err) {
-    if (err instanceof InvalidAddressError) throw new InvalidRangeError(text);
-    throw err;
-  }
+  if (parts.length > 2)
+    throw new InvalidRangeError(text, `it has ${parts.length - 1} '~', a range has at most one`);
+  const end = (written: string, which: string) => {
+    try {
+      return parseAddress(written);
+    } catch (err) {
+      if (err instanceof InvalidAddressError)
+        throw new InvalidRangeError(
+          text,
+          which === 'address'
+            ? "it is neither an IP address nor two joined by '~'"
+            : `its ${which} ${clip(JSON.stringify(written), 100)} is not an IP address`,
+        );
+      throw err;
+    }
+  };
+  const first = end(parts[0]!, parts.length === 2 ? 'start' : 'address');
+  const last = parts.length === 2 ? end(parts[1]!, 'end') : first;
+  if (first.family !== last.family)
+    throw new InvalidRangeError(text, 'its start and end are of two address families');
+  if (first.value > last.value) throw new InvalidRangeError(text, 'its start is above its end');
+  return { family: first.family, first: first.value, last: last.value };
 }
 
 export function formatRange(range: IPRange): string {

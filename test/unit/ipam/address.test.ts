@@ -66,13 +66,19 @@ describe('ranges', () => {
     expect(formatRange(parseRange('fd00::0001~fd00::0002'))).toBe('fd00::1~fd00::2');
   });
 
-  test.each(['10.0.0.9~10.0.0.1', '10.0.0.1~fd00::1', '10.0.0.1~', '~', 'a~b', '10.0.0.1~10.0.0.2~10.0.0.3'])(
-    '%j is an invalid ip range',
-    (text) => {
-      expect(() => parseRange(text)).toThrow(InvalidRangeError);
-      expect(() => parseRange(text)).toThrow(`invalid ip range ${text}`);
-    },
-  );
+  test.each([
+    ['10.0.0.9~10.0.0.1', 'its start is above its end'],
+    ['10.0.0.1~fd00::1', 'its start and end are of two address families'],
+    ['10.0.0.1~', 'its end "" is not an IP address'],
+    ['~', 'its start "" is not an IP address'],
+    ['a~b', 'its start "a" is not an IP address'],
+    ['10.0.0.1~a', 'its end "a" is not an IP address'],
+    ['a', "it is neither an IP address nor two joined by '~'"],
+    ['10.0.0.1~10.0.0.2~10.0.0.3', "it has 2 '~', a range has at most one"],
+  ])("%j is an invalid ip range: galaxy's words, then why", (text, why) => {
+    expect(() => parseRange(text)).toThrow(InvalidRangeError);
+    expect(() => parseRange(text)).toThrow(`invalid ip range ${text}: ${why}`);
+  });
 });
 
 describe('the fast IPv6 paths agree with ip-num', () => {

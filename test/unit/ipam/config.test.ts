@@ -178,12 +178,12 @@ describe('validation errors name the entry, the field and the value', () => {
     [
       'range malformed',
       [entry({ ips: ['10.0.80.2-10.0.80.4'] })],
-      ['0 ips[0]: invalid ip range 10.0.80.2-10.0.80.4'],
+      ["0 ips[0]: invalid ip range 10.0.80.2-10.0.80.4: it is neither an IP address nor two joined by '~'"],
     ],
     [
       'range reversed',
       [entry({ ips: ['10.0.80.9~10.0.80.4'] })],
-      ['0 ips[0]: invalid ip range 10.0.80.9~10.0.80.4'],
+      ['0 ips[0]: invalid ip range 10.0.80.9~10.0.80.4: its start is above its end'],
     ],
     [
       'range outside the subnet',
