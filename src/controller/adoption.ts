@@ -172,7 +172,13 @@ export class Adoption {
           continue;
         }
         if (!store.allocator.isConfigured(ip)) {
-          log.warn({ pod: who, ip, key: key.text }, `failed to find floating ip by ${ip} in cache`);
+          // galaxy's words, and it left the address there: free in memory, it went to another pod
+          // once its range came back while this one ran with it. Held as an orphan instead.
+          await store.allocateIP(ip, key.text, attrs, { orphan: true });
+          log.warn(
+            { pod: who, ip, key: key.text },
+            `failed to find floating ip by ${ip} in cache: adopted for the bound pod all the same, kept as an orphan outside the configuration`,
+          );
           continue;
         }
         await store.allocateIP(ip, key.text, attrs);

@@ -106,10 +106,19 @@ export class Allocator {
     return allocations;
   }
 
-  /** A given address for a key; `reserved` marks it set aside by an operator. */
-  allocateIP(ip: string, key: string, attrs: Attrs, options: { reserved?: boolean } = {}): Allocation {
+  /**
+   * A given address for a key; `reserved` marks it set aside by an operator. `orphan`: one outside
+   * the configuration is taken too, kept as an orphan (a running pod's address, which must stay
+   * held should its range come back).
+   */
+  allocateIP(
+    ip: string,
+    key: string,
+    attrs: Attrs,
+    options: { reserved?: boolean; orphan?: boolean } = {},
+  ): Allocation {
     const place = this.layout.place(ip);
-    if (!place.space) throw new NotInConfigError(place.address);
+    if (!place.space && !options.orphan) throw new NotInConfigError(place.address);
     const holder = this.byIp.get(place.address);
     if (holder) throw new AlreadyAllocatedError(place.address, holder.key);
     return this.insert(Held.at(place, key, attrs, this.clock(), options.reserved ?? false));

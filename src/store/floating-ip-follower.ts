@@ -274,11 +274,8 @@ export class FloatingIPFollower {
   private keep(held: Allocation, holder: Holder): Allocation | undefined {
     if (held.key === holder.key && held.podUid === holder.attrs.podUid && !held.reserved) return held;
     this.allocator.unload(held.ip);
-    try {
-      return this.allocator.allocateIP(held.ip, holder.key, holder.attrs);
-    } catch {
-      return undefined; // outside the configuration now: nothing to hold it by
-    }
+    // outside the configuration now, it is held all the same: its range may come back
+    return this.allocator.allocateIP(held.ip, holder.key, holder.attrs, { orphan: true });
   }
 
   private reportProblem(problem: ObjectProblem): void {

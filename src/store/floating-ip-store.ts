@@ -121,8 +121,13 @@ export class FloatingIPStore {
   }
 
   /** A given address for a key. */
-  async allocateIP(ip: string, key: string, attrs: Attrs): Promise<Allocation> {
-    const chosen = this.allocator.allocateIP(ip, key, attrs);
+  async allocateIP(
+    ip: string,
+    key: string,
+    attrs: Attrs,
+    options: { orphan?: boolean } = {},
+  ): Promise<Allocation> {
+    const chosen = this.allocator.allocateIP(ip, key, attrs, options);
     await this.writer.createAll([chosen]);
     return chosen;
   }

@@ -27,6 +27,14 @@ const objectKey = async (ip: string) =>
       { spec?: { key?: string } } | undefined
   )?.spec?.key;
 
+/** Replaces the floatingip-config ConfigMap's entries. */
+const configure = (config: unknown) =>
+  world.core.replaceNamespacedConfigMap({
+    name: 'floatingip-config',
+    namespace: 'kube-system',
+    body: { metadata: { name: 'floatingip-config' }, data: { floatingips: JSON.stringify(config) } },
+  });
+
 let world: World;
 
 beforeEach(async () => {
@@ -157,6 +165,77 @@ describe('E12-1 a FloatingIP object deleted by hand', () => {
     await world.settle();
     expect(world.floatip.allocator.get(ip!)).toBeUndefined();
   }, 20_000);
+
+  test('E12-1f of a running pod whose address a configuration change left outside, while floatip was down: adopted as an orphan, so the range coming back does not hand it to another pod', async () => {
+    const wide = [{ ...CONFIG[0]!, ips: ['10.0.100.10~10.0.100.12', '10.0.100.20~10.0.100.22'] }];
+    await configure(wide);
+    await eventually('the wider ranges', async () => world.floatip.allocator.isConfigured('10.0.100.21'));
+    const o1 = await world.pod({ name: 'o1', ranges: [['10.0.100.21']] });
+    expect(await world.bind(o1, 'a1')).toBe('');
+    await world.phase('o1', 'Running');
+    // the range goes: the address is kept as an orphan, its pod still runs with it
+    await configure(CONFIG);
+    await eventually('the narrower ranges', async () => !world.floatip.allocator.isConfigured('10.0.100.21'));
+    // and its object is deleted while no floatip runs
+    await world.restartFloatip(async () => {
+      await world.custom.deleteClusterCustomObject({ ...FIP, name: '10.0.100.21' });
+    });
+    // galaxy left it free in memory ("failed to find floating ip by ... in cache")
+    await eventually(
+      'the address adopted for o1',
+      async () => world.floatip.allocator.get('10.0.100.21') !== undefined,
+    );
+    expect(world.floatip.allocator.get('10.0.100.21')).toMatchObject({
+      key: 'NULL_ns1_NULL_o1',
+      podUid: o1.metadata?.uid,
+    });
+    expect(await objectKey('10.0.100.21')).toBe('NULL_ns1_NULL_o1');
+    // the range comes back: the next pod asking for that address does not get it
+    await configure(wide);
+    await eventually('the wider ranges again', async () =>
+      world.floatip.allocator.isConfigured('10.0.100.21'),
+    );
+    const o2 = await world.pod({ name: 'o2', ranges: [['10.0.100.21']] });
+    expect(await world.bind(o2, 'a1')).toMatch(/^no enough available ips left/);
+    expect(await world.addressesOf('o2')).toEqual([]);
+    expect(await world.addressesOf('o1')).toEqual(['10.0.100.21']);
+  });
+
+  test('E12-1g E12-1c for an address a configuration change left outside: it goes back to the pod, held as an orphan', async () => {
+    const p1 = await world.pod({ name: 'p1', ranges: [['10.0.100.10']] });
+    expect(await world.bind(p1, 'a1')).toBe('');
+    await world.phase('p1', 'Running');
+    await configure([{ ...CONFIG[0]!, ips: ['10.0.100.11~10.0.100.12'] }]);
+    await eventually('the narrower ranges', async () => !world.floatip.allocator.isConfigured('10.0.100.10'));
+    await world.custom.patchClusterCustomObject(
+      {
+        ...FIP,
+        name: '10.0.100.10',
+        body: {
+          metadata: { labels: { reserved: 'this-is-not-for-pods' } },
+          spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '' },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(
+      'the reservation to reach floatip',
+      async () => world.floatip.allocator.get('10.0.100.10')?.reserved === true,
+    );
+    await world.custom.deleteClusterCustomObject({ ...FIP, name: '10.0.100.10' });
+    await eventually(
+      'the object to be written again for the pod',
+      async () => (await objectKey('10.0.100.10')) === 'NULL_ns1_NULL_p1',
+    );
+    expect(world.floatip.allocator.get('10.0.100.10')).toMatchObject({
+      key: 'NULL_ns1_NULL_p1',
+      reserved: false,
+    });
+    await configure(CONFIG);
+    await eventually('the range back', async () => world.floatip.allocator.isConfigured('10.0.100.10'));
+    const p2 = await world.pod({ name: 'p2', ranges: [['10.0.100.10']] });
+    expect(await world.bind(p2, 'a1')).toMatch(/^no enough available ips left/);
+  });
 
   test('E12-1b of a pod that is gone (its address kept on the key for no pod): the address is free again', async () => {
     await world.statefulSet('web', 1);

@@ -104,9 +104,14 @@ export class FakeStore implements LifecycleStore {
     return this.allocator.update(ip, owner, attrs);
   }
 
-  async allocateIP(ip: string, key: string, attrs: Attrs): Promise<Allocation> {
+  async allocateIP(
+    ip: string,
+    key: string,
+    attrs: Attrs,
+    options: { orphan?: boolean } = {},
+  ): Promise<Allocation> {
     this.writes.push({ op: 'allocateIP', ip, key, attrs });
-    const held = this.allocator.allocateIP(ip, key, attrs);
+    const held = this.allocator.allocateIP(ip, key, attrs, options);
     this.versions.set(held.ip, this.next++);
     return held;
   }
