@@ -13,6 +13,8 @@ import {
   type ErrorKind,
   type Family,
   NoFreeIPError,
+  NotAllocatedError,
+  OwnerConflictError,
   WaitingForDeleteError,
   appLimit,
   checkAppLimit,
@@ -270,12 +272,16 @@ export class Binder {
       }
       // nothing half-written: every address goes back where it was
       for (const step of undo.reverse()) {
-        await step().catch((undoErr: unknown) =>
-          this.log.error(
-            { pod: namespacedName(pod), key: key.text, err: errorText(undoErr) },
-            'could not undo a bind step',
-          ),
-        );
+        try {
+          await step();
+        } catch (undoErr) {
+          const at = { pod: namespacedName(pod), key: key.text, err: errorText(undoErr) };
+          // someone else changed the address meanwhile (its object deleted or edited by hand, which
+          // memory follows): nothing of this bind's is left there to undo, and nothing is wrong
+          if (undoErr instanceof NotAllocatedError || undoErr instanceof OwnerConflictError)
+            this.log.warn(at, 'a bind step was undone by someone else meanwhile');
+          else this.log.error(at, 'could not undo a bind step');
+        }
       }
       throw err;
     }

@@ -122,6 +122,28 @@ test('a failed binding undoes every write, and the Event says it failed', async 
   expect(events.events.map((e) => e.reason)).toEqual(['FloatingIPBindFailed']);
 });
 
+test('a failed binding whose address someone else freed meanwhile: the rest is undone, and that one is a warning, not an error', async () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const { binder, allocator, add, answers, failBinding } = setup(1, log);
+  add(pod('p1'));
+  const refused = new KubeApiError(409, 'Conflict', 'pods "p1" is already assigned');
+  failBinding(refused);
+  // its object deleted by hand while the binding was written, which memory follows
+  answers.push(() => {
+    allocator.unload('10.0.100.10');
+    return refused;
+  });
+  expect(await binder.bind('ns1', 'p1', 'uid-p1', 'a1')).toBe(
+    'update pod NULL_ns1_NULL_p1: pods "p1" is already assigned',
+  );
+  expect(allocator.size).toBe(0);
+  expect(lines.filter((l) => Number(l.level) >= 40).map((l) => [l.level, l.msg, l.err])).toEqual([
+    [40, 'a bind step was undone by someone else meanwhile', '10.0.100.10 is not allocated'],
+    [40, 'bind failed', 'update pod NULL_ns1_NULL_p1: pods "p1" is already assigned'],
+  ]);
+});
+
 const unanswered = () => new KubeApiError(0, '', 'bind pod ns1/p1 to a1: This operation was aborted');
 
 test.each([
