@@ -35,6 +35,28 @@ const configure = (config: unknown) =>
     body: { metadata: { name: 'floatingip-config' }, data: { floatingips: JSON.stringify(config) } },
   });
 
+/**
+ * `kubectl apply` of the docs' reservation YAML for an address that is already a pod's: it patches
+ * its object; resolves once floatip has it reserved.
+ */
+async function reserveOver(ip: string): Promise<void> {
+  await world.custom.patchClusterCustomObject(
+    {
+      ...FIP,
+      name: ip,
+      body: {
+        metadata: { labels: { reserved: 'this-is-not-for-pods' } },
+        spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '' },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await eventually(
+    'the reservation to reach floatip',
+    async () => world.floatip.allocator.get(ip)?.reserved === true,
+  );
+}
+
 let world: World;
 
 beforeEach(async () => {
@@ -79,22 +101,7 @@ describe('E12-1 a FloatingIP object deleted by hand', () => {
     expect(await world.bind(p1, 'a1')).toBe('');
     await world.phase('p1', 'Running');
     const [ip] = await world.addressesOf('p1');
-    // `kubectl apply` of the docs' reservation YAML for an address that is already a pod's patches its object
-    await world.custom.patchClusterCustomObject(
-      {
-        ...FIP,
-        name: ip!,
-        body: {
-          metadata: { labels: { reserved: 'this-is-not-for-pods' } },
-          spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '' },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    await eventually(
-      'the reservation to reach floatip',
-      async () => world.floatip.allocator.get(ip!)?.reserved === true,
-    );
+    await reserveOver(ip!);
     await world.custom.deleteClusterCustomObject({ ...FIP, name: ip! });
     await eventually('the object to be written again for the pod', async () => {
       const again = (await world.custom
@@ -207,21 +214,7 @@ describe('E12-1 a FloatingIP object deleted by hand', () => {
     await world.phase('p1', 'Running');
     await configure([{ ...CONFIG[0]!, ips: ['10.0.100.11~10.0.100.12'] }]);
     await eventually('the narrower ranges', async () => !world.floatip.allocator.isConfigured('10.0.100.10'));
-    await world.custom.patchClusterCustomObject(
-      {
-        ...FIP,
-        name: '10.0.100.10',
-        body: {
-          metadata: { labels: { reserved: 'this-is-not-for-pods' } },
-          spec: { key: 'pool__reserved-for-node_', policy: 2, attribute: '' },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    await eventually(
-      'the reservation to reach floatip',
-      async () => world.floatip.allocator.get('10.0.100.10')?.reserved === true,
-    );
+    await reserveOver('10.0.100.10');
     await world.custom.deleteClusterCustomObject({ ...FIP, name: '10.0.100.10' });
     await eventually(
       'the object to be written again for the pod',
