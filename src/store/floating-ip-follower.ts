@@ -3,8 +3,9 @@
 // reservations) take effect at once; a lost watch is resumed or re-listed (src/kube/reflector.ts).
 // Apart from the writes (floating-ip-store.ts, floating-ip-writer.ts) because it decides nothing: it
 // only applies what the API server says, through the version rule both share (address-versions.ts),
-// but for one thing: an object deleted by someone else while a live pod holds its address keeps the
-// address held (FollowObserver.stillHeld, verifyHeld), and the store writes the object again.
+// but for one thing: an object deleted or given another key by someone else while a live pod holds
+// its address keeps the address held for that pod (FollowObserver.stillHeld, verifyHeld), and the
+// store writes the object again.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Allocation, AllocationRecord, Allocator, Attrs } from '../ipam/index.js';
 import type { CustomResourceClient } from '../kube/custom-resources.js';
@@ -106,8 +107,11 @@ export class FloatingIPFollower {
     private readonly versions: AddressVersions,
     private readonly log: Logger,
     private readonly observer: FollowObserver,
-    /** Writes the object of an allocation memory keeps again (the store's, on the leader). */
-    private readonly restore: (a: Allocation) => void = () => undefined,
+    /**
+     * Writes the object of an allocation memory keeps again (the store's, on the leader): created
+     * again, or written over someone else's edit.
+     */
+    private readonly restore: (a: Allocation, over?: 'edited') => void = () => undefined,
   ) {
     this.reflector = floatingIPReflector(api, kubeConfig, log)
       .on('add', (o) => this.onObject(o))
@@ -163,14 +167,37 @@ export class FloatingIPFollower {
     }
     const { record } = decoded;
     this.versions.applyEvent(record.ip, versionOf(object), () => {
-      this.allocator.load(record);
+      const before = this.allocator.get(record.ip);
+      const loaded = this.allocator.load(record);
       if (!this.allocator.isConfigured(record.ip)) {
         this.reportProblem({
           name: objectNameOf(record.ip),
           reason: `${record.ip} is outside every configured range; kept`,
         });
       }
+      if (before && before.key !== loaded.key) this.rekeyed(loaded, before.key);
     });
+  }
+
+  /**
+   * Someone else gave the object of an address memory held another `spec.key` (an edit by hand:
+   * floatip's own writes are not seen again). A live pod that runs with the address under another
+   * key keeps it, and the object is written again for it: taken as truth, the edit would let the
+   * address be unparked or released for the next pod while this one runs with it. A reservation
+   * is taken as it comes (nothing is handed a reserved address), and so is a key no live pod
+   * contradicts (an operator moving a parked address to another app).
+   */
+  private rekeyed(loaded: Allocation, was: string): void {
+    if (loaded.reserved || this.observer.deferSettling?.()) return;
+    const holder = this.observer.stillHeld?.(loaded);
+    if (!holder || holder.key === loaded.key) return;
+    const kept = this.keep(loaded, holder);
+    if (!kept) return;
+    this.log.warn(
+      { ip: loaded.ip, key: kept.key, podUid: kept.podUid, node: kept.nodeName, edited: loaded.key, was },
+      `FloatingIP ${objectNameOf(loaded.ip)}'s spec.key was changed to ${loaded.key} while pod ${kept.key} (uid ${kept.podUid}) runs with ${loaded.ip}; it stays held for that pod and its object is written again`,
+    );
+    this.restore(kept, 'edited');
   }
 
   /** Puts in memory the record that holds aside the address of an object it cannot read (Decoded). */

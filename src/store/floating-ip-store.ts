@@ -58,7 +58,7 @@ export class FloatingIPStore {
       this.versions,
       log,
       observer,
-      (a) => void this.writer.restore(a),
+      (a, over) => void this.writer.restore(a, over),
     );
     this.writer = new FloatingIPWriter(api, allocator, this.versions, this.follower, log, observer, guard);
   }

@@ -43,16 +43,20 @@ export class FloatingIPWriter {
 
   /**
    * Writes again the object of an address memory keeps for a live pod after someone else deleted
-   * it (FollowObserver.stillHeld). A replica that does not lead writes nothing (the leader does);
-   * an object that exists again meanwhile is read instead.
+   * it, or (`over: 'edited'`) gave it another key (FollowObserver.stillHeld). A replica that does
+   * not lead writes nothing (the leader does); an object that exists again meanwhile is read
+   * instead.
    */
-  async restore(a: Allocation): Promise<void> {
+  async restore(a: Allocation, over?: 'edited'): Promise<void> {
     try {
       await this.versions.withAddress(a.ip, async () => {
         if (this.allocator.get(a.ip) !== a) return; // changed meanwhile: nothing to restore
         this.guard();
-        const created = await this.api.create(toFloatingIPObject(a), undefined, this.guard);
-        this.versions.raise(a.ip, versionOf(created));
+        const written =
+          over === 'edited'
+            ? await this.api.patch(objectNameOf(a.ip), patchOf(a, this.versions.get(a.ip)), this.guard)
+            : await this.api.create(toFloatingIPObject(a), undefined, this.guard);
+        this.versions.raise(a.ip, versionOf(written));
         this.log.info({ ip: a.ip, key: a.key, podUid: a.podUid }, 'FloatingIP object written again');
       });
     } catch (err) {
@@ -60,6 +64,8 @@ export class FloatingIPWriter {
         await this.reread(a.ip, err);
         return;
       }
+      // edited again meanwhile: that edit's watch event is judged as this one was
+      if (over === 'edited' && isConflict(err)) return;
       // a follower keeps the address too; the leader writes the object
       if (err instanceof NotLeaderError) return;
       this.log.warn(
@@ -165,20 +171,15 @@ export class FloatingIPWriter {
       if (left !== undefined && left <= 0) {
         throw new Error(`no time left to change FloatingIP ${objectNameOf(ip)} for ${planned.key}`);
       }
-      const known = this.versions.get(ip);
-      // a merge patch changes only floatip's labels (null removes one) and keeps the others;
-      // its resourceVersion makes it conditional
-      const patch = {
-        metadata: {
-          labels: ownedLabels(planned),
-          ...(known !== undefined ? { resourceVersion: String(known) } : {}),
-        },
-        spec: toFloatingIPObject(planned).spec,
-      };
       let written: unknown;
       this.guard();
       try {
-        written = await this.api.patch(objectNameOf(ip), patch, this.guard, left);
+        written = await this.api.patch(
+          objectNameOf(ip),
+          patchOf(planned, this.versions.get(ip)),
+          this.guard,
+          left,
+        );
       } catch (err) {
         const rereadMs = timeLeft && Math.max(0, timeLeft()) + CLEANUP_MIN_MS;
         const now = (await this.reread(ip, err, rereadMs)) ? this.allocator.get(ip) : undefined;
@@ -229,6 +230,18 @@ export class FloatingIPWriter {
     return err as Error;
   }
 }
+
+/**
+ * The merge patch that writes `a` over its object: it changes only floatip's labels (null removes
+ * one) and keeps the others; the resourceVersion memory reflects makes it conditional.
+ */
+const patchOf = (a: Allocation, known: bigint | undefined) => ({
+  metadata: {
+    labels: ownedLabels(a),
+    ...(known !== undefined ? { resourceVersion: String(known) } : {}),
+  },
+  spec: toFloatingIPObject(a).spec,
+});
 
 /** Whether two records of an address give it to the same owner on the same terms. */
 const sameHolding = (a: Allocation, b: Allocation): boolean =>

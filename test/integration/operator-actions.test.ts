@@ -249,6 +249,63 @@ describe('E12-1 a FloatingIP object deleted by hand', () => {
   });
 });
 
+/** `kubectl patch` of an address's FloatingIP object giving it another `spec.key`. */
+const rekey = (ip: string, key: string) =>
+  world.custom.patchClusterCustomObject(
+    { ...FIP, name: ip, body: { spec: { key } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+
+describe('E12-4 a FloatingIP object’s spec.key edited by hand', () => {
+  test.each([
+    ['its Deployment’s parking key', 'dp_ns1_app_'],
+    ['a gone pod’s key', 'NULL_ns1_NULL_gone'],
+  ])(
+    'of a running pod, to %s: the pod keeps its address, its object is written again, and the next pod gets another',
+    async (_what, key) => {
+      await world.deployment('app', 3);
+      const p1 = await world.pod({ name: 'p1', ranges: [['10.0.100.10']] });
+      expect(await world.bind(p1, 'a1')).toBe('');
+      await world.phase('p1', 'Running');
+
+      await rekey('10.0.100.10', key);
+      await eventually(
+        'the object to be written again for the pod',
+        async () => (await objectKey('10.0.100.10')) === 'NULL_ns1_NULL_p1',
+      );
+      expect(world.floatip.allocator.get('10.0.100.10')).toMatchObject({
+        key: 'NULL_ns1_NULL_p1',
+        podUid: p1.metadata?.uid,
+      });
+      // a pod of the app that parks at that key, and one that asks for that very address
+      const c = await world.pod({ name: 'app-5d8f7c9b4-c', owner: rs('app'), policy: 'immutable' });
+      expect(await world.bind(c, 'a1')).toBe('');
+      expect(await world.addressesOf('app-5d8f7c9b4-c')).not.toEqual(['10.0.100.10']);
+      const p2 = await world.pod({ name: 'p2', ranges: [['10.0.100.10']] });
+      expect(await world.bind(p2, 'a1')).toMatch(/^no enough available ips left/);
+    },
+  );
+
+  test('of an address parked for no pod, to another app’s parking key: taken as the operator wrote it', async () => {
+    await world.deployment('app', 3);
+    await world.deployment('other', 3);
+    const a = await world.pod({ name: 'app-5d8f7c9b4-a', owner: rs('app'), policy: 'never' });
+    expect(await world.bind(a, 'a1')).toBe('');
+    const [ip] = await world.addressesOf('app-5d8f7c9b4-a');
+    await world.deletePod('app-5d8f7c9b4-a');
+    await world.settle();
+    expect(world.held('dp_ns1_app_')).toEqual([ip]);
+
+    await rekey(ip!, 'dp_ns1_other_');
+    await eventually('the edit to reach floatip', async () => world.held('dp_ns1_other_').includes(ip!));
+    await world.settle();
+    expect(await objectKey(ip!)).toBe('dp_ns1_other_');
+    const o = await world.pod({ name: 'other-5d8f7c9b4-o', owner: rs('other'), policy: 'never' });
+    expect(await world.bind(o, 'a1')).toBe('');
+    expect(await world.addressesOf('other-5d8f7c9b4-o')).toEqual([ip]);
+  });
+});
+
 describe('E12-2 a pod refused for its Pool’s size is sent back to the scheduler when the Pool grows', () => {
   test.each(['the REST API', 'the Pool object'])('grown through %s', async (how) => {
     await world.deployment('one', 5);
