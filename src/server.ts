@@ -7,7 +7,13 @@ import { kubernetesAuth } from './api/kube-auth.js';
 import { withPlainMetrics } from './api/metrics-port.js';
 import { RecentEvents } from './api/recent-events.js';
 import { UsageHistory } from './api/usage-history.js';
-import { type BindingNow, leaderPendingHolds, liveHolder, ownHolder } from './controller/adoption.js';
+import {
+  type BindingNow,
+  keyRunsWith,
+  leaderPendingHolds,
+  liveHolder,
+  ownHolder,
+} from './controller/adoption.js';
 import { Lifecycle } from './controller/lifecycle.js';
 import { PoolConfigSource } from './controller/pool-config.js';
 import { Requeue, putAsidePods } from './controller/requeue.js';
@@ -210,7 +216,12 @@ export async function startFloatip(options: FloatipOptions): Promise<Floatip> {
     // may lead: its own writes of FloatingIP objects go through a webhook (failurePolicy Fail)
     let webhookUrl: string | undefined;
     if (options.webhook) {
-      const deps = { settings: options.galaxy, allocator, poolNamespace: options.poolNamespace };
+      const deps = {
+        settings: options.galaxy,
+        allocator,
+        poolNamespace: options.poolNamespace,
+        keyRunsWith: (ip: string, key: string) => keyRunsWith(cluster.pods, ip, key),
+      };
       const hook = await listenWebhook(options.webhook, deps, log, at);
       stops.push(() => hook.stop());
       webhookUrl = hook.url;

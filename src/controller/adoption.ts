@@ -89,20 +89,42 @@ export function liveHolder(
   const ownHeld = ownHolder(own, a, pendingHolds);
   if (ownHeld) return ownHeld;
   for (const pod of pods.list()) {
-    const text = pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
-    if (!text || !pod.spec?.nodeName || isFinished(pod)) continue;
-    let ips: string[];
-    try {
-      ips = parseCniArgs(text).ipinfos.map(addressOf);
-    } catch {
-      continue;
-    }
     // the allocation's own pod shown as another incarnation is for the API server to settle
-    if (!ips.includes(a.ip) || keyOfPod(pod).text === a.key) continue;
-    const attrs = { policy: policyOfPod(pod), nodeName: pod.spec.nodeName, podUid: pod.metadata?.uid ?? '' };
+    if (!runsWithAddress(pod, a.ip) || keyOfPod(pod).text === a.key) continue;
+    const attrs = {
+      policy: policyOfPod(pod),
+      nodeName: pod.spec?.nodeName ?? '',
+      podUid: pod.metadata?.uid ?? '',
+    };
     return { key: keyOfPod(pod).text, attrs };
   }
   return undefined;
+}
+
+/** Whether `pod`, bound and not finished, runs with `ip`: its annotation names it. */
+function runsWithAddress(pod: V1Pod, ip: string): boolean {
+  const text = pod.metadata?.annotations?.[CNI_ARGS_ANNOTATION];
+  if (!text || !isPlaced(pod)) return false;
+  try {
+    return parseCniArgs(text).ipinfos.map(addressOf).includes(ip);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the pod `key` names runs with `ip` (bound, not finished, its annotation naming it): an
+ * object of that address for that key records what is so, wherever the configuration stands
+ * (the admission webhook lets floatip write again the object of an orphan it keeps for the pod).
+ */
+export function keyRunsWith(
+  pods: { get(namespace: string, name: string): V1Pod | undefined },
+  ip: string,
+  key: string,
+): boolean {
+  const parsed = AllocationKey.parse(key);
+  const pod = parsed.podName ? pods.get(parsed.namespace, parsed.podName) : undefined;
+  return pod !== undefined && keyOfPod(pod).text === key && runsWithAddress(pod, ip);
 }
 
 export class Adoption {

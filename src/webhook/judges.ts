@@ -37,6 +37,8 @@ export interface JudgeDeps {
   readonly allocator: Allocator;
   /** Where Pool objects count (galaxy: kube-system); Pools elsewhere are not floatip's. */
   readonly poolNamespace: string;
+  /** Whether the pod `key` names runs with `ip` (floatip's pod cache; keyRunsWith). */
+  readonly keyRunsWith?: (ip: string, key: string) => boolean;
 }
 
 const ALLOW: Verdict = { allowed: true };
@@ -144,8 +146,14 @@ function floatingIP(deps: JudgeDeps, req: AdmissionRequest): Verdict {
   const { ip, key, reserved } = decoded.record;
   const bad = keyProblem(key);
   if (bad) return refuse(`FloatingIP ${name}: ${bad}`);
-  // an update of an address the configuration no longer covers is floatip keeping an orphan
-  if (req.operation === 'CREATE' && !reserved && !deps.allocator.isConfigured(ip)) {
+  // an update of an address the configuration no longer covers is floatip keeping an orphan, and
+  // so is a create for the pod that runs with it (its object written again, or its adoption)
+  if (
+    req.operation === 'CREATE' &&
+    !reserved &&
+    !deps.allocator.isConfigured(ip) &&
+    !deps.keyRunsWith?.(ip, key)
+  ) {
     return refuse(
       `FloatingIP ${name}: ${ip} is in no range of the floating IP configuration; add it to the ConfigMap, or label the object reserved to set it aside`,
     );

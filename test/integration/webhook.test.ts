@@ -311,6 +311,36 @@ describe('FloatingIP objects', () => {
     expect((await review(FIP, fip('10.0.100.13', { key: 'pool__a_b_dp_ns_app_app-1' }))).allowed).toBe(true);
     expect((await review(FIP, fip('10.0.100.13', { key: 'pool__a_b_' }))).allowed).toBe(true);
   });
+  test('an address outside the configuration passes for the pod that runs with it (floatip writing again the object of an orphan it keeps), for no other', async () => {
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: {
+          name: 'runs-outside',
+          annotations: {
+            'k8s.v1.cni.galaxy.io/args': JSON.stringify({
+              common: { ipinfos: [{ ip: '10.0.100.99/24', vlan: 0, gateway: '10.0.100.1' }] },
+            }),
+          },
+        },
+        spec: { nodeName: 'a1', containers: [{ name: 'app', image: 'app' }] },
+      },
+    });
+    const own = fip('10.0.100.99', { key: 'NULL_default_NULL_runs-outside' });
+    await eventually('floatip to let the pod’s own object in', async () => (await review(FIP, own)).allowed);
+    const outside = (name: string) =>
+      `FloatingIP ${name}: ${name} is in no range of the floating IP configuration; add it to the ConfigMap, or label the object reserved to set it aside`;
+    expect(await review(FIP, fip('10.0.100.99', { key: 'NULL_default_NULL_other' }))).toMatchObject({
+      allowed: false,
+      status: { message: outside('10.0.100.99') },
+    });
+    expect(await review(FIP, fip('10.0.100.98', { key: 'NULL_default_NULL_runs-outside' }))).toMatchObject({
+      allowed: false,
+      status: { message: outside('10.0.100.98') },
+    });
+    await core.deleteNamespacedPod({ namespace: 'default', name: 'runs-outside', gracePeriodSeconds: 0 });
+    await eventually('the pod gone from floatip’s cache', async () => !(await review(FIP, own)).allowed);
+  });
 });
 
 describe('Pool objects', () => {
