@@ -3,7 +3,7 @@
 // tags). Written out rather than JSON.stringify'd where that matters: a filter echoes the request's
 // own Node bytes, and a preemption an int64 past 2^53 as it came.
 import type { V1Node } from '@kubernetes/client-node';
-import { clip } from '../clip.js';
+import { clip, printable } from '../clip.js';
 import { joined } from './body-buffers.js';
 import type { MetaVictims } from './wire.js';
 
@@ -15,8 +15,12 @@ import type { MetaVictims } from './wire.js';
  */
 export const ERROR_TEXT_LIMIT = 4096;
 
-/** An `Error` text as it is answered: clipped at ERROR_TEXT_LIMIT, saying how long it was. */
-export const answeredError = (message: string): string => clip(message, ERROR_TEXT_LIMIT);
+/**
+ * An `Error` text as it is answered: its terminal-steering characters escaped (kube-scheduler logs
+ * it and writes it into the pod's status, where a pod's own annotation text would otherwise reach
+ * an operator's terminal raw), clipped at ERROR_TEXT_LIMIT, saying how long it was.
+ */
+export const answeredError = (message: string): string => clip(printable(message), ERROR_TEXT_LIMIT);
 
 export interface FilterResult {
   /** Passing nodes: full objects (as received) or names, matching what was asked. */

@@ -1,6 +1,7 @@
 // `kubectl fip check`, in the spirit of `calicoctl ipam check`: what in the cluster contradicts
 // itself, each finding with what to do about it. Problems make the command exit 1; notes (an
 // address kept by its policy for a pod that is gone) are printed but are not problems.
+import { printable } from '../clip.js';
 import { describeAction, whenPodGoes } from './fate.js';
 import { type Holder, holders, policyName } from './holders.js';
 import { type PodView, type Snapshot, podRef } from './snapshot.js';
@@ -185,7 +186,10 @@ function leakFinding(
 
 export const problems = (findings: readonly Finding[]) => findings.filter((f) => f.problem);
 
-/** The report a person reads: a summary line, then each kind's findings with what to do. */
+/**
+ * The report a person reads: a summary line, then each kind's findings with what to do, each one
+ * line whatever its object data holds (a newline in a key would otherwise forge findings).
+ */
 export function formatCheck(findings: readonly Finding[]): string {
   const n = problems(findings).length;
   const lines = [n === 0 ? 'no problems found' : `${n} problem${n === 1 ? '' : 's'} found`];
@@ -193,7 +197,7 @@ export function formatCheck(findings: readonly Finding[]): string {
     const of = findings.filter((f) => f.kind === kind);
     if (of.length === 0) continue;
     lines.push('', `${TITLES[kind]} (${of.length})`);
-    for (const f of of) lines.push(`  ${f.what}`, `    fix: ${f.fix}`);
+    for (const f of of) lines.push(`  ${printable(f.what)}`, `    fix: ${printable(f.fix)}`);
   }
   return lines.join('\n') + '\n';
 }

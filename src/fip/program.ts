@@ -4,7 +4,7 @@
 // (show), 2 a usage or connection error.
 import { Command, Option } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { clip, clipQuoted } from '../clip.js';
+import { clip, clipQuoted, printableLines } from '../clip.js';
 import { isPathSegment } from '../kube/path-segment.js';
 import { check, formatCheck, problems } from './check.js';
 import {
@@ -29,7 +29,7 @@ import {
 import { type ReleaseAnswer, type ReleaseEntry, formatVerdicts, plan, targets, verdicts } from './release.js';
 import { type Snapshot, buildSnapshot } from './snapshot.js';
 import { NotFound, describeLines, find, freeFields, holderFields } from './show.js';
-import { ARGUMENT_LIMIT, printable } from './table.js';
+import { ARGUMENT_LIMIT } from './table.js';
 import { usage } from './usage.js';
 
 export interface Io {
@@ -144,12 +144,14 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
       // commander quotes the word it refuses ('--nosuch', 'nosuch') whole and as typed: clipped here,
       // and escaped as object data is, since a control sequence typed reached the terminal raw
       outputError: (text, write) =>
-        write(printable(text.replace(/'(.*)'/s, (_, word: string) => `'${clip(word, ARGUMENT_LIMIT)}'`))),
+        write(
+          printableLines(text.replace(/'(.*)'/s, (_, word: string) => `'${clip(word, ARGUMENT_LIMIT)}'`)),
+        ),
     })
     .exitOverride();
   const session = (cmd: Command) => new Session(cmd.optsWithGlobals() as Globals);
   // text for people carries object data (keys, node names, pod names): never a control sequence
-  const say = (text: string) => io.out(printable(text));
+  const say = (text: string) => io.out(printableLines(text));
   const output = (allowed: string) => new Option('-o, --output <format>', `output format: ${allowed}`);
 
   program
@@ -240,7 +242,7 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
       else say(formatUsage(rows, o.window));
       // no subnets to count is not an empty cluster: said, and exit 1 as check's finding of it
       if (snap.configProblem) {
-        io.err(printable(`kubectl fip: no subnets counted: ${snap.configProblem}\n`));
+        io.err(printableLines(`kubectl fip: no subnets counted: ${snap.configProblem}\n`));
         setExit(1);
       }
     });
@@ -285,7 +287,7 @@ export function fipProgram(io: Io, setExit: (code: number) => void): Command {
         if (sent.length === 0) {
           // nothing released, as when every address named is refused: exit 1, not a usage error
           const holder = o.pod ? `pod ${s.namespace}/${o.pod}` : `app ${s.namespace}/${o.app}`;
-          io.err(printable(`kubectl fip: nothing to release: no address is held by ${holder}\n`));
+          io.err(printableLines(`kubectl fip: nothing to release: no address is held by ${holder}\n`));
           if (format === 'json' || format === 'yaml')
             io.out(machine(format, { dryRun: o.dryRun === true, items: [] }));
           return setExit(1);
@@ -345,7 +347,7 @@ export async function runFip(argv: readonly string[], io: Io): Promise<number> {
       return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 2;
     }
     // an error can quote the API server's answer or an object's data
-    io.err(printable(`kubectl fip: ${e.message ?? String(err)}\n`));
+    io.err(printableLines(`kubectl fip: ${e.message ?? String(err)}\n`));
     return err instanceof NotFound ? 1 : 2;
   }
   return code;

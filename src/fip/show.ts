@@ -2,7 +2,7 @@
 // released, both ways it can go: when its pod goes (src/ipam's release decision, on the workload as
 // it is now) and through `kubectl fip release` now (floatip's own answer to a dry run, added by the
 // caller since it needs the REST API).
-import { clipQuoted } from '../clip.js';
+import { clipQuoted, printable } from '../clip.js';
 import { type Allocation, canonicalAddress, formatCidr } from '../ipam/index.js';
 import { ipOfCanonicalName } from '../store/floating-ip-object.js';
 import { describeAction, whenPodGoes } from './fate.js';
@@ -59,10 +59,13 @@ export function find(snapshot: Snapshot, subject: string, namespace: string): Sh
 
 const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : 'unknown');
 
-/** `Field:  value` lines, the values aligned. */
+/**
+ * `Field:  value` lines, the values aligned. A value is one line whatever its object data holds: a
+ * newline in a key would otherwise forge lines of its own.
+ */
 export function describeLines(fields: readonly (readonly [string, string])[]): string {
   const width = Math.max(...fields.map(([k]) => k.length)) + 2;
-  return fields.map(([k, v]) => `${`${k}:`.padEnd(width)}${v}`).join('\n') + '\n';
+  return fields.map(([k, v]) => `${`${k}:`.padEnd(width)}${printable(v)}`).join('\n') + '\n';
 }
 
 export function holderFields(snapshot: Snapshot, h: Holder, releaseNow: string): [string, string][] {

@@ -1,30 +1,12 @@
 // The human output of kubectl fip: tables aligned as kubectl aligns them (columns padded to their
 // widest cell, three spaces apart, no trailing blanks), and kubectl's short ages.
-
-/**
- * Characters that steer a terminal or reorder what it shows rather than being shown: C0 controls
- * (tab and newline too, in a cell), DEL, C1 controls, and the bidirectional marks, embeddings,
- * overrides and isolates. Object data (a key, a node name in an attribute, an Event's message) is
- * written by whoever may write those objects; printed raw, `ESC ]0;...` retitles the terminal,
- * `ESC [2J` clears it and U+202E turns `exe.png` into `gnp.exe`.
- */
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+import { printable } from '../clip.js';
 
 /**
  * The most characters of a command-line argument an error quotes: the argument was typed, but
  * perhaps by a script, and 100,000 characters came back whole after the help commander shows.
  */
 export const ARGUMENT_LIMIT = 200;
-
-/** A cell, or any one-line value, as a terminal shows it: every character in UNPRINTABLE as `\uXXXX`. */
-export const printableCell = (text: string): string => text.replace(UNPRINTABLE, escaped);
-
-/** Text of several lines for a terminal: as printableCell, but newlines and tabs are kept. */
-export const printable = (text: string): string =>
-  text.replace(UNPRINTABLE, (c) => (c === '\n' || c === '\t' ? c : escaped(c)));
 
 /**
  * The widest a column is padded to. Past a key of the longest names Kubernetes allows; a longer cell
@@ -35,7 +17,7 @@ export const MAX_PADDED_WIDTH = 600;
 
 /** Columns padded to the widest cell (up to MAX_PADDED_WIDTH); the last column is not padded. */
 export function formatTable(headers: readonly string[], rawRows: readonly (readonly string[])[]): string {
-  const rows = rawRows.map((r) => r.map(printableCell));
+  const rows = rawRows.map((r) => r.map(printable));
   const fits = (cell: string) => (cell.length <= MAX_PADDED_WIDTH ? cell.length : 0);
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => fits(r[i] ?? ''))));
   const line = (cells: readonly string[]) =>

@@ -10,6 +10,7 @@
 //   unavailable - this replica cannot act now (not the leader, no configuration): try another, later;
 //   transient   - the API server or the network failed: retry, quietly.
 // Every message names the IP, key and subnet involved, so a log line alone says what happened.
+import { printable } from '../clip.js';
 
 export type ErrorKind = 'validation' | 'conflict' | 'wait' | 'unavailable' | 'transient';
 
@@ -54,8 +55,9 @@ export class InvalidRangeError extends IpamError {
     /** What is wrong with it (`its end "x" is not an IP address`), where galaxy said nothing. */
     readonly why?: string,
   ) {
-    // galaxy's wording first, which operators may grep for
-    super(`invalid ip range ${text}${why === undefined ? '' : `: ${why}`}`);
+    // galaxy's wording first, which operators may grep for; the range is anyone's ConfigMap text,
+    // shown in an Event, a log line and the webhook's refusal
+    super(printable(`invalid ip range ${text}${why === undefined ? '' : `: ${why}`}`));
   }
 }
 

@@ -1,6 +1,6 @@
 // Kubernetes Events: what an operator sees in `kubectl describe` and `kubectl get events`.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { clip } from '../clip.js';
+import { clip, printable } from '../clip.js';
 import type { Logger } from '../log.js';
 import { LeanClient } from './lean-client.js';
 
@@ -24,8 +24,12 @@ export type EventType = 'Normal' | 'Warning';
  */
 export const EVENT_MESSAGE_LIMIT = 4096;
 
-/** `message`, or its start and its length when it is over EVENT_MESSAGE_LIMIT. */
-export const eventMessage = (message: string): string => clip(message, EVENT_MESSAGE_LIMIT);
+/**
+ * `message` as `kubectl describe` may print it raw (kubectl before v1.27 escapes nothing): its
+ * terminal-steering characters escaped (a key or a ConfigMap's range is anyone's text), then its
+ * start and its length when it is over EVENT_MESSAGE_LIMIT.
+ */
+export const eventMessage = (message: string): string => clip(printable(message), EVENT_MESSAGE_LIMIT);
 
 export interface EventRecorder {
   record(object: InvolvedObject, type: EventType, reason: string, message: string): void;

@@ -98,6 +98,26 @@ test('UnmarshalCniArgs: filter and bind refuse an annotation that is not JSON wi
   expect(world.held('sts_ns1_sts_sts-0')).toEqual([]);
 });
 
+test('UnmarshalCniArgs: an annotation carrying terminal escapes comes back written out, in the Error and the bind’s Event', async () => {
+  const pod = await stsPod('sts-0', {
+    [CNI_ARGS_ANNOTATION]: '{"request_ip_range":\u001b]0;pwned\u0007\u001b[2J\u202e<script>',
+  });
+  // kube-scheduler logs both and writes them into the pod's status; kubectl before v1.27 prints raw
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  const steering = /[\u0000-\u001f\u007f-\u009f\u202e]/;
+  const filtered = await world.filter(pod, [NODE]);
+  expect(filtered.error).toMatch(/^unmarshal pod cni args: .*\\u001b/);
+  expect(steering.test(filtered.error)).toBe(false);
+  const bound = await world.bind(pod, NODE);
+  expect(bound).toMatch(/unmarshal pod cni args: .*\\u001b/);
+  expect(steering.test(bound)).toBe(false);
+  await world.floatip.events.flush();
+  const events = await world.core.listNamespacedEvent({ namespace: 'ns1' });
+  const failed = events.items.filter((e) => e.reason === 'FloatingIPBindFailed').map((e) => e.message ?? '');
+  expect(failed).toEqual([expect.stringMatching(/unmarshal pod cni args: .*\\u001b/)]);
+  expect(steering.test(failed[0]!)).toBe(false);
+});
+
 test.each([
   ['never', 2],
   ['immutable', 1],

