@@ -2,13 +2,14 @@
 // floatip on the embedded API server (as swagger-ui.test.ts does). The page's numbers are those of
 // /v1/subnets, its search finds a pod, it follows an allocation without a reload, a release from
 // it asks first and then works, and under --api-auth=kubernetes it asks for a token and a release
-// is refused for a caller who may not delete FloatingIPs. The last test takes the README's
-// screenshots (into docs/ with FLOATIP_SCREENSHOTS=docs: `npm run screenshots`).
+// is refused for a caller who may not delete FloatingIPs; the dialog that asks stays on the screen
+// with a key thousands of characters long, and Escape or its backdrop cancel it. The last test
+// takes the README's screenshots (into docs/ with FLOATIP_SCREENSHOTS=docs: `npm run screenshots`).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Locator, type Page, chromium } from 'playwright-core';
 import { packagePath } from '../../src/paths.js';
 import { CHROMIUM_ARGS, ensureChromium } from './chromium.js';
 import { DASHBOARD_CONFIG, type Seeded, runningPod, seed, seedPool, shopPod } from './dashboard-world.js';
@@ -222,6 +223,9 @@ describe('with hostile object data', () => {
   let hostile: World;
   const IP = '10.0.100.30';
   const BIDI_IP = '10.0.100.31';
+  const LONG_IP = '10.0.100.32';
+  // anyone who may create pods chooses such a key, through the eni-ip-pool annotation
+  const LONG_KEY = 'pool__' + 'c'.repeat(5000) + '_';
   const marker = `"><img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`;
 
   beforeAll(async () => {
@@ -234,11 +238,13 @@ describe('with hostile object data', () => {
     });
     // and the key: a right-to-left override makes what follows read backwards
     await hostile.createFloatingIP(BIDI_IP, { key: 'pool__\u202egnp.exe_' });
+    await hostile.createFloatingIP(LONG_IP, { key: LONG_KEY });
     await eventually(
-      `${IP} and ${BIDI_IP} to reach floatip`,
+      `${IP}, ${BIDI_IP} and ${LONG_IP} to reach floatip`,
       async () =>
         hostile.floatip.allocator.get(IP) !== undefined &&
-        hostile.floatip.allocator.get(BIDI_IP) !== undefined,
+        hostile.floatip.allocator.get(BIDI_IP) !== undefined &&
+        hostile.floatip.allocator.get(LONG_IP) !== undefined,
     );
   }, 60_000);
 
@@ -279,6 +285,69 @@ describe('with hostile object data', () => {
     expect(await dialog.innerText()).toContain('pool__\\u202egnp.exe_');
     expect(await dialog.innerText()).not.toContain('\u202e');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await close(page);
+  }, 60_000);
+
+  test('a 5,000-character key leaves the dialog that asks before a release answerable: its buttons in sight, Escape and the backdrop cancel, focus goes in and back', async () => {
+    const page = await open(hostile.floatip.apiUrl);
+    const opener = rowOf(page, 'Holders', LONG_IP).getByRole('button', { name: 'Release' });
+    const dialog = page.getByRole('dialog', { name: `Release ${LONG_IP}?` });
+    const cancel = dialog.getByRole('button', { name: 'Cancel' });
+    const confirm = dialog.getByRole('button', { name: `Release ${LONG_IP}` });
+    const hasFocus = (l: Locator) => l.evaluate((el) => el === el.ownerDocument.activeElement);
+    /** On the 1280x900 screen as it is, and what a click at its middle reaches. */
+    const inSight = async (l: Locator) => {
+      const box = (await l.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.y).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(1280);
+      expect(box.y + box.height).toBeLessThanOrEqual(900);
+      const hit = await l.evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return el.contains(el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+      });
+      expect(hit).toBe(true);
+    };
+    const unreleased = () => expect(hostile.floatip.allocator.get(LONG_IP)?.key).toBe(LONG_KEY);
+
+    await opener.click();
+    await dialog.waitFor();
+    await inSight(cancel);
+    await inSight(confirm);
+    // the whole key is there to read, scrolled to inside the dialog
+    expect(await dialog.innerText()).toContain(LONG_KEY);
+    expect(await hasFocus(cancel)).toBe(true);
+
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    unreleased();
+    expect(await hasFocus(opener)).toBe(true);
+
+    await opener.click();
+    await dialog.waitFor();
+    // selecting the key's text and letting go over the backdrop keeps the dialog
+    const text = (await dialog.locator('code').boundingBox())!;
+    await page.mouse.move(text.x + 20, text.y + 10);
+    await page.mouse.down();
+    await page.mouse.move(5, 5, { steps: 5 });
+    await page.mouse.up();
+    expect(await dialog.count()).toBe(1);
+    // a click on the backdrop cancels
+    await page.mouse.click(5, 5);
+    await dialog.waitFor({ state: 'detached' });
+    unreleased();
+    expect(await hasFocus(opener)).toBe(true);
+
+    await opener.click();
+    await cancel.click();
+    await dialog.waitFor({ state: 'detached' });
+    unreleased();
+    expect(await hasFocus(opener)).toBe(true);
+
+    await opener.click();
+    await confirm.click();
+    await alert(page, `released ${LONG_IP}`);
+    expect(hostile.floatip.allocator.get(LONG_IP)).toBeUndefined();
     await close(page);
   }, 60_000);
 });

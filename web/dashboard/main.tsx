@@ -2,7 +2,7 @@
 // Under --api-auth=kubernetes the API answers 401/403 until the user gives a bearer token; a
 // release asks first, then goes to POST /v1/ip with that token, judged as any API call.
 import { type ComponentChildren, render } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { DashboardJson, EventJson, HolderJson } from '../../src/api/dashboard-wire.js';
 import { type ReleaseAnswer, type Answer, fetchDashboard, release, saveToken, savedToken } from './api.js';
 import { clock, count, duration, visible } from './format.js';
@@ -62,7 +62,10 @@ function App() {
   const [data, setData] = useState<DashboardJson | undefined>(undefined);
   const [problem, setProblem] = useState<{ status: number; message: string } | undefined>(undefined);
   const [updated, setUpdated] = useState(0);
-  const [confirming, setConfirming] = useState<HolderJson | undefined>(undefined);
+  /** The address a release is asked for, and the row's button that asked, to get the focus back. */
+  const [confirming, setConfirming] = useState<{ holder: HolderJson; opener: HTMLElement } | undefined>(
+    undefined,
+  );
   const [outcome, setOutcome] = useState<Outcome | undefined>(undefined);
   const [askToken, setAskToken] = useState(false);
   const refresh = useRef<() => void>(() => undefined);
@@ -116,7 +119,11 @@ function App() {
   const now = data?.now ?? Date.now();
   const releaseButton = (h: HolderJson) =>
     h.releasable ? (
-      <button type="button" class="release" onClick={() => setConfirming(h)}>
+      <button
+        type="button"
+        class="release"
+        onClick={(e) => setConfirming({ holder: h, opener: e.currentTarget as HTMLElement })}
+      >
         Release
       </button>
     ) : null;
@@ -243,9 +250,10 @@ function App() {
       ) : null}
       {confirming ? (
         <ConfirmRelease
-          holder={confirming}
+          holder={confirming.holder}
+          opener={confirming.opener}
           onCancel={() => setConfirming(undefined)}
-          onConfirm={() => void doRelease(confirming)}
+          onConfirm={() => void doRelease(confirming.holder)}
         />
       ) : null}
     </>
@@ -306,19 +314,58 @@ function TokenForm({ token, onSave }: { token: string; onSave: (token: string) =
   );
 }
 
-function ConfirmRelease(props: { holder: HolderJson; onCancel: () => void; onConfirm: () => void }) {
+/**
+ * A modal <dialog> (showModal): the page behind is inert, Escape cancels, and so does a click on
+ * the backdrop (a click whose press and release are both on the <dialog> itself, outside its one
+ * child that fills it; a text selection let go over the backdrop is not one). The focus goes to
+ * Cancel and, when the dialog goes, back to the row's button. Its text scrolls inside it, so a
+ * key thousands of characters long leaves the buttons on the screen.
+ */
+function ConfirmRelease(props: {
+  holder: HolderJson;
+  opener: HTMLElement;
+  onCancel: () => void;
+  onConfirm: () => void;
+}) {
   const h = props.holder;
+  const dialog = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const pressedOnBackdrop = useRef(false);
+  const gone = useRef(false);
+  useLayoutEffect(() => {
+    const d = dialog.current!;
+    d.showModal();
+    cancel.current?.focus();
+    const opener = props.opener;
+    return () => {
+      // still modal, it keeps the page inert and the focus out of it: closed first, quietly
+      gone.current = true;
+      if (d.open) d.close();
+      if (opener.isConnected) opener.focus();
+    };
+  }, []);
   return (
-    <div class="modal" role="dialog" aria-modal="true" aria-labelledby="confirm-title">
+    <dialog
+      ref={dialog}
+      class="modal"
+      aria-labelledby="confirm-title"
+      onClose={() => {
+        if (!gone.current) props.onCancel();
+      }}
+      onMouseDown={(e) => (pressedOnBackdrop.current = e.target === e.currentTarget)}
+      onClick={(e) => {
+        if (e.target === e.currentTarget && pressedOnBackdrop.current) props.onCancel();
+      }}
+    >
       <div class="modal-box">
         <h2 id="confirm-title">Release {h.ip}?</h2>
-        <p>
+        <p class="modal-text">
           It is held by <code>{visible(h.key)}</code>
           {h.node ? ` on ${visible(h.node)}` : ''}. Released, it goes back to the free addresses and the next
           pod may get it.
         </p>
         <div class="modal-actions">
-          <button type="button" onClick={props.onCancel}>
+          <button type="button" ref={cancel} onClick={props.onCancel}>
             Cancel
           </button>
           <button type="button" class="danger" onClick={props.onConfirm}>
@@ -326,7 +373,7 @@ function ConfirmRelease(props: { holder: HolderJson; onCancel: () => void; onCon
           </button>
         </div>
       </div>
-    </div>
+    </dialog>
   );
 }
 
