@@ -43,7 +43,7 @@ export function encodeFilterResult(
   alloc?: (size: number) => Buffer,
   nodeListType = '',
 ): Buffer {
-  const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${JSON.stringify(result.failedNodes)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(answeredError(result.error))}}`;
+  const tail = `,"NodeNames":${result.nodeNames ? JSON.stringify(result.nodeNames) : 'null'},"FailedNodes":${goMap(Object.entries(result.failedNodes), JSON.stringify)},"FailedAndUnresolvableNodes":{},"Error":${JSON.stringify(answeredError(result.error))}}`;
   if (!result.nodes) return Buffer.from(`{"Nodes":null${tail}`);
   const parts: Buffer[] = [Buffer.from(`{"Nodes":{${nodeListType}"metadata":{},"items":[`)];
   result.nodes.forEach((node, i) => {
@@ -70,9 +70,30 @@ export function encodePreemptionResult(victims: Map<string, MetaVictims> | null)
   if (victims === null) return '{"NodeNameToMetaVictims":null}';
   // written out rather than JSON.stringify'd: an int64 past 2^53 goes back as it came (a double
   // would print 2^63-1 as 9223372036854776000, which no Go int64 holds)
-  const entries = [...victims].map(
-    ([node, v]) =>
-      `${JSON.stringify(node)}:{"Pods":${JSON.stringify(v.pods.map((p) => ({ UID: p.uid })))},"NumPDBViolations":${v.numPDBViolationsText ?? JSON.stringify(v.numPDBViolations)}}`,
-  );
-  return `{"NodeNameToMetaVictims":{${entries.join(',')}}}`;
+  const victimsJson = (v: MetaVictims) =>
+    `{"Pods":${v.pods === null ? 'null' : JSON.stringify(v.pods.map((p) => ({ UID: p.uid })))},"NumPDBViolations":${v.numPDBViolationsText ?? JSON.stringify(v.numPDBViolations)}}`;
+  return `{"NodeNameToMetaVictims":${goMap([...victims], victimsJson)}}`;
+}
+
+/**
+ * Go's encoder writes a map's keys sorted by their UTF-8 bytes, whatever order they came in (and a JS
+ * object would put integer-like names first). UTF-8's byte order is code point order, which UTF-16
+ * code units keep except that a surrogate (a code point past U+FFFF) must sort after U+E000-U+FFFF.
+ */
+const goKeyOrder = (a: string, b: string): number => {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+};
+const codePointRank = (unit: number) =>
+  unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit;
+
+/** A Go map as JSON: its keys in Go's order, each value as `json` writes it. */
+function goMap<V>(entries: [string, V][], json: (value: V) => string): string {
+  if (entries.length > 1) entries.sort(([a], [b]) => goKeyOrder(a, b));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${json(v)}`).join(',')}}`;
 }

@@ -305,7 +305,8 @@ export function decodeBindingArgs(body: unknown): BindingArgs {
 
 /** Victims on one node, reduced to their UIDs (MetaVictims). */
 export interface MetaVictims {
-  readonly pods: { readonly uid: string }[];
+  /** null: the meta map's Pods was null or absent (Go's nil slice), answered `null` as galaxy does. */
+  readonly pods: { readonly uid: string }[] | null;
   readonly numPDBViolations: number;
   /** The int64 as written where a double does not hold it (past 2^53): the answer echoes it exactly. */
   readonly numPDBViolationsText?: string;
@@ -353,7 +354,8 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
   for (const [node, v] of Object.entries(source ?? {})) {
     const where = `victims of ${node}`;
     const entry = asObject(v, where);
-    const uids = optionalList(field(entry, 'Pods', 'nullable'), `${where}: Pods`).map((p, i) => {
+    const given = field(entry, 'Pods', 'nullable');
+    const uids = optionalList(given, `${where}: Pods`).map((p, i) => {
       // pointers to Go: galaxy read a null victim's UID through a nil pointer (a panic, a 500)
       const pod = asObject(p, `${where}: Pods[${i}]`);
       const meta = isMeta
@@ -373,7 +375,9 @@ export function decodePreemptionArgs(body: unknown, raw?: Buffer): PreemptionArg
           node,
           keyOf(entry, 'NumPDBViolations', 'value'),
         ]);
-    victims.set(node, { pods: uids, numPDBViolations: pdb, ...(text ? { numPDBViolationsText: text } : {}) });
+    // a meta entry goes back as it came; one built from the full map has a list, as the scheduler's own
+    const pods = isMeta && (given === undefined || given === null) ? null : uids;
+    victims.set(node, { pods, numPDBViolations: pdb, ...(text ? { numPDBViolationsText: text } : {}) });
   }
   // Go decoded the whole message, both maps whichever galaxy then used: every field must fit
   fitsGoType(args, PREEMPTION_ARGS, '', raw);

@@ -7,7 +7,7 @@ import {
   decodeExtenderArgs,
   decodePreemptionArgs,
 } from '../../../src/extender/wire.js';
-import { encodePreemptionResult } from '../../../src/extender/wire-answers.js';
+import { encodeFilterResult, encodePreemptionResult } from '../../../src/extender/wire-answers.js';
 import { WireError } from '../../../src/extender/wire-fields.js';
 
 const pod = (extra: Record<string, unknown> = {}) => ({
@@ -189,6 +189,24 @@ test.each<[string, Record<string, unknown>, string]>([
     'an empty meta map beside a full one: built from the full',
     { NodeNameToMetaVictims: {}, NodeNameToVictims: { n1: { Pods: [{ metadata: { uid: 'u' } }] } } },
     '{"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"u"}],"NumPDBViolations":0}}}',
+  ],
+  [
+    'nodes in any order: Go writes a map’s keys sorted by their bytes (a number-like name too)',
+    {
+      NodeNameToMetaVictims: {
+        zz: { Pods: [], NumPDBViolations: 1 },
+        '10': { Pods: [], NumPDBViolations: 2 },
+        aa: { Pods: [], NumPDBViolations: 3 },
+        '\u{1f600}': { Pods: [], NumPDBViolations: 4 },
+        '\uffef': { Pods: [], NumPDBViolations: 5 },
+      },
+    },
+    '{"NodeNameToMetaVictims":{"10":{"Pods":[],"NumPDBViolations":2},"aa":{"Pods":[],"NumPDBViolations":3},"zz":{"Pods":[],"NumPDBViolations":1},"\uffef":{"Pods":[],"NumPDBViolations":5},"\u{1f600}":{"Pods":[],"NumPDBViolations":4}}}',
+  ],
+  [
+    'a meta entry’s Pods null or absent: null back, as Go’s nil slice',
+    { NodeNameToMetaVictims: { a: { Pods: null, NumPDBViolations: 3 }, b: { NumPDBViolations: 1 } } },
+    '{"NodeNameToMetaVictims":{"a":{"Pods":null,"NumPDBViolations":3},"b":{"Pods":null,"NumPDBViolations":1}}}',
   ],
 ])('preempt: %s is answered as galaxy’s map would be encoded', (_name, maps, answer) => {
   expect(encodePreemptionResult(decodePreemptionArgs({ Pod: pod(), ...maps }).victims)).toBe(answer);
@@ -504,5 +522,24 @@ test('preempt: NumPDBViolations anywhere in int64, decided by its text', () => {
   expect(read('9223372036854775807')).not.toThrow();
   expect(read('9223372036854775808')).toThrow(
     new WireError('NodeNameToMetaVictims["n"].NumPDBViolations must be an int64'),
+  );
+});
+
+test('filter: FailedNodes is written in Go’s map order, not the request’s', () => {
+  const answer = encodeFilterResult(
+    {
+      nodeNames: [],
+      failedNodes: {
+        nodey: 'FloatingIPPlugin:UnknowNode',
+        'demo-node-3': 'FloatingIPPlugin:NoFIPLeft',
+        '7': 'FloatingIPPlugin:NoFIPLeft',
+        nodex: 'FloatingIPPlugin:NoFIPConfigNode',
+      },
+      error: '',
+    },
+    () => Buffer.alloc(0),
+  ).toString();
+  expect(answer).toBe(
+    '{"Nodes":null,"NodeNames":[],"FailedNodes":{"7":"FloatingIPPlugin:NoFIPLeft","demo-node-3":"FloatingIPPlugin:NoFIPLeft","nodex":"FloatingIPPlugin:NoFIPConfigNode","nodey":"FloatingIPPlugin:UnknowNode"},"FailedAndUnresolvableNodes":{},"Error":""}',
   );
 });
