@@ -18,16 +18,17 @@ export interface SortOrder {
 }
 
 /**
- * galaxy's sort values, case-insensitive: `ip`, `namespace`, `podname`, `policy`, each optionally
- * with ` asc` or ` desc`; anything else is IP ascending. (galaxy let a bare `namespace` fall back
- * to IP order, docs/galaxy.md#list-filters-and-sort.)
+ * galaxy's sort values, case-insensitive but otherwise exact (its switch compares whole strings): `ip`,
+ * `namespace`, `podname`, `policy`, each optionally with ` asc` or ` desc` after one space; anything
+ * else, other spacing too, is IP ascending. (galaxy let a bare `namespace` fall back to IP order,
+ * docs/galaxy.md#list-filters-and-sort.)
  */
 export function parseSort(text: string): SortOrder {
-  const [field = '', direction = 'asc', ...rest] = text.trim().toLowerCase().split(/\s+/);
-  const known = field === 'ip' || field === 'namespace' || field === 'podname' || field === 'policy';
-  if (!known || rest.length > 0 || (direction !== 'asc' && direction !== 'desc'))
-    return { field: 'ip', descending: false };
-  return { field, descending: direction === 'desc' };
+  // Go's ToLower makes U+0130 a plain i, where JavaScript's adds a combining dot
+  const lower = text.replace(/\u0130/g, 'i').toLowerCase();
+  const match = /^(ip|namespace|podname|policy)(?: (asc|desc))?$/.exec(lower);
+  if (!match) return { field: 'ip', descending: false };
+  return { field: match[1] as SortField, descending: match[2] === 'desc' };
 }
 
 export interface ListedIP {

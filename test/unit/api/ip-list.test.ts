@@ -112,6 +112,14 @@ describe('sort', () => {
     ['policy desc', 'policy', true],
     ['size', 'ip', false],
     ['ip sideways', 'ip', false],
+    // galaxy's switch compares whole strings: other spacing is not the value
+    ['ip  desc', 'ip', false],
+    [' ip desc', 'ip', false],
+    ['ip\tdesc', 'ip', false],
+    ['policy desc ', 'ip', false],
+    ['policy\ndesc', 'ip', false],
+    // Go's ToLower maps U+0130 to a plain i, JavaScript's to i and a combining dot
+    ['\u0130P DESC', 'ip', true],
   ])('%p sorts by %p (descending %p)', (text, field, descending) => {
     expect(parseSort(text)).toEqual({ field, descending });
   });
