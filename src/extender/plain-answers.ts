@@ -46,6 +46,12 @@ export function answerHealth(
   route: string,
   notReadyBecause: () => string | undefined,
 ): boolean {
+  if (route === '/healthy' && req.method !== 'GET') {
+    // galaxy's route, on its framework: GET alone, any other method (HEAD too) a 405
+    res.setHeader('Allow', 'GET');
+    sendError(res, 405, `method not allowed: ${req.method} ${pathOf(req.url)} takes GET`);
+    return true;
+  }
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   if (route === '/healthy' || route === '/healthz') {
     send(res, 200, TEXT_TYPE, 'ok');

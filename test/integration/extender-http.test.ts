@@ -64,6 +64,24 @@ describe('extender HTTP', () => {
     expect((await fetch(url, { method: 'POST', body: small })).status).toBe(200);
   });
 
+  test("galaxy's /healthy takes GET alone: any other method, HEAD too, is a 405 that names GET, as galaxy's framework answers", async () => {
+    const get = await fetch(new URL('/healthy', url));
+    expect([get.status, await get.text()]).toEqual([200, 'ok']);
+    for (const method of ['POST', 'DELETE', 'PATCH', 'OPTIONS']) {
+      const res = await fetch(new URL('/healthy', url), { method });
+      expect([method, res.status, res.headers.get('allow'), await res.json()]).toEqual([
+        method,
+        405,
+        'GET',
+        { Error: `method not allowed: ${method} /healthy takes GET` },
+      ]);
+    }
+    const head = await fetch(new URL('/healthy', url), { method: 'HEAD' });
+    expect([head.status, head.headers.get('allow')]).toEqual([405, 'GET']);
+    // floatip's own probes keep HEAD
+    expect((await fetch(new URL('/healthz', url), { method: 'HEAD' })).status).toBe(200);
+  });
+
   test('a gzip or deflate body is inflated, as galaxy read it; a mislabelled or unknown encoding is refused', async () => {
     const post = (body: Uint8Array | string, encoding: string) =>
       fetch(url, { method: 'POST', body, headers: { 'Content-Encoding': encoding } });
