@@ -252,6 +252,13 @@ export function describeFinding(finding: ValidationFinding, req: Request): strin
         // quoted as the ip and the pool name are (Go's %q), so that one envelope uses one quoting
         return `${field}: ${goQuote(clipString(String(valueAt(req, e.path))))} is not an RFC 3339 time (2006-01-02T15:04:05Z07:00, as Go reads it)`;
       }
+      if (
+        /^body\.ips\[\d+\]\.ip$/.test(field) &&
+        (e.errorCode === 'required.openapi.validation' || valueAt(req, e.path) === null)
+      ) {
+        // galaxy's Go decoder leaves an absent or null ip empty, which it then calls no valid ip
+        return `"" is not a valid ip (${field})`;
+      }
       if (field === 'body.name' || field === 'params.name') {
         // galaxy's Go decoder leaves an absent or null name empty, and says so
         if (

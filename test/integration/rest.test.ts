@@ -783,6 +783,15 @@ describe('R4 POST /v1/ip', () => {
       { code: 400, message: 'bad request: "not-an-ip" is not a valid ip (body.ips[1].ip)' },
     ]);
     expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
+    // no ip, or a null one, is an empty one to Go's decoder, which galaxy calls no valid ip
+    for (const entry of [{}, { ip: null }, { ip: '' }]) {
+      const empty = await post('/v1/ip', { ips: [{ ip: '10.0.100.2', poolName: 'p1' }, entry] });
+      expect([entry, empty.status, empty.body]).toEqual([
+        entry,
+        400,
+        { code: 400, message: 'bad request: "" is not a valid ip (body.ips[1].ip)' },
+      ]);
+    }
     // a zone is not part of an IP to Go's net.ParseIP, so galaxy refuses it like any other bad IP
     for (const ip of ['fe80::1%eth0', '::ffff:10.0.101.10%1']) {
       const zoned = await post('/v1/ip', {
@@ -815,7 +824,7 @@ describe('R4 POST /v1/ip', () => {
     expect(world.floatip.allocator.get('10.0.100.2')).toBeDefined();
     expect((await post('/v1/ip', { ips: [{ poolName: 'p1' }] })).body).toEqual({
       code: 400,
-      message: 'bad request: body.ips[0].ip: is required',
+      message: 'bad request: "" is not a valid ip (body.ips[0].ip)',
     });
     expect((await post('/v1/ip', { ips: 'all' })).body).toEqual({
       code: 400,
