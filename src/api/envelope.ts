@@ -39,8 +39,22 @@ export class ApiError extends Error {
 export const badRequest = (detail: string) => new ApiError(400, detail);
 export const notFound = (detail: string) => new ApiError(404, detail);
 
+/**
+ * JSON text as galaxy's framework answered it: `Content-Type: application/json` with no charset
+ * (express's `res.json` and `res.send` add one) and its length; node sends no body to a HEAD.
+ */
+export function sendJsonText(res: Response, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+export const sendJson = (res: Response, status: number, value: unknown): void =>
+  sendJsonText(res, status, JSON.stringify(value));
+
 export function sendError(res: Response, status: number, detail: string): void {
-  res.status(status).json({ code: status, message: `${KINDS[status] ?? 'error'}: ${clipString(detail)}` });
+  sendJson(res, status, { code: status, message: `${KINDS[status] ?? 'error'}: ${clipString(detail)}` });
 }
 
 /** `{"code":<status>,"message":<message>, ...fields}`; galaxy's OK is `{"code":200,"message":""}`. */
@@ -50,5 +64,5 @@ export function sendEnvelope(
   message = '',
   fields: Readonly<Record<string, unknown>> = {},
 ): void {
-  res.status(status).json({ code: status, message, ...fields });
+  sendJson(res, status, { code: status, message, ...fields });
 }

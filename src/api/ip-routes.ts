@@ -3,7 +3,7 @@
 // that decide (ip-list, release, releasability, subnet-stats).
 import type { Request, Response } from 'express';
 import { type Allocation, type Allocator, canonicalAddress, formatCidr } from '../ipam/index.js';
-import { notFound, sendEnvelope } from './envelope.js';
+import { notFound, sendEnvelope, sendJsonText } from './envelope.js';
 import { actorOf } from './identity.js';
 import { listIPs, parseSort } from './ip-list.js';
 import type { IPFilters } from './ip-query.js';
@@ -58,8 +58,7 @@ export function ipRoutes(deps: IPRouteDeps) {
           : floatingIPJson(ip, undefined, undefined, allocator.freeSinceOf(ip)),
       );
       const body = pageBody(page.window, content);
-      if (body.json) res.status(200).json(body.json);
-      else res.status(200).type('application/json').send(body.text);
+      sendJsonText(res, 200, body.text ?? JSON.stringify(body.json));
     },
 
     get(req: Request, res: Response): void {

@@ -4,7 +4,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { bodyPending, closeAfterAnswer } from '../http.js';
 import { answeredError } from './wire-answers.js';
 
-export const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json';
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /**

@@ -82,6 +82,18 @@ describe('extender HTTP', () => {
     expect((await fetch(new URL('/healthz', url), { method: 'HEAD' })).status).toBe(200);
   });
 
+  test('JSON answers are Content-Type application/json, with no charset, as galaxy’s framework writes them', async () => {
+    for (const [method, path, body] of [
+      ['POST', '/v1/filter', small],
+      ['POST', '/v1/filter', '{not json'],
+      ['POST', '/v1/nope', '{}'],
+      ['GET', '/v1/bind', undefined],
+    ] as const) {
+      const res = await fetch(new URL(path, url), { method, ...(body === undefined ? {} : { body }) });
+      expect([method, path, res.headers.get('content-type')]).toEqual([method, path, 'application/json']);
+    }
+  });
+
   test('a gzip or deflate body is inflated, as galaxy read it; a mislabelled or unknown encoding is refused', async () => {
     const post = (body: Uint8Array | string, encoding: string) =>
       fetch(url, { method: 'POST', body, headers: { 'Content-Encoding': encoding } });

@@ -1257,6 +1257,28 @@ describe('R6 the description and the errors', () => {
     expect((await world.rest('GET', '/v1/subnets?x=%zz')).status).toBe(400);
   });
 
+  test('R6f every JSON answer is Content-Type application/json, with no charset, as galaxy’s framework writes it, and no ETag', async () => {
+    await hold('10.0.100.2', 'pool__p1_');
+    for (const [method, path, body] of [
+      ['GET', '/v1/ip?size=1', undefined],
+      ['GET', '/v1/ip/10.0.100.2', undefined],
+      ['GET', '/v1/ip/10.0.100.256', undefined],
+      ['GET', '/v1/nope', undefined],
+      ['POST', '/v1/ip', { ips: [] }],
+      ['POST', '/v1/ip', '{not json'],
+      ['GET', '/v1/pool/nosuch', undefined],
+    ] as const) {
+      const res = await world.rest(method, path, body);
+      expect([method, path, res.headers.get('content-type'), res.headers.get('etag')]).toEqual([
+        method,
+        path,
+        'application/json',
+        null,
+      ]);
+      expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(res.text));
+    }
+  });
+
   test('R6e an Accept that takes no JSON is a 406 on /v1 (galaxy’s framework), after 404, 405 and 415; other paths are what they are', async () => {
     await hold('10.0.100.2', 'pool__p1_');
     const status = async (method: string, path: string, accept?: string, body?: unknown) =>
