@@ -4,7 +4,7 @@
 // forgets attachments the runtime no longer lists (not one whose ADD is still running); STATUS looks
 // for the delegate and its master, then asks the API server for a pod and a FloatingIP, which needs
 // exactly the RBAC ADD needs.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
   findPlugin,
@@ -123,17 +123,67 @@ function interfacesToDelete(
   }));
 }
 
+/**
+ * Whether `a` and `b` name one network namespace: the same path, or two paths of one namespace
+ * (`/var/run/netns/x` and `/run/netns/x`). An empty path names none.
+ */
+async function sameSandbox(a: string, b: string): Promise<boolean> {
+  if (a === '' || b === '') return false;
+  if (a === b) return true;
+  try {
+    const [x, y] = await Promise.all([stat(a), stat(b)]);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The attachment other than this one whose state claims interface `ifname` in one of `sandboxes`,
+ * or undefined. The spec names an attachment by container and interface: a DEL of one must not
+ * delete another's eth0 because the runtime named that one's namespace (a DEL without state, the
+ * runtime's cleanup of an ADD refused because eth0 was there, took the first pod's eth0).
+ */
+async function claimant(
+  others: readonly AttachmentState[],
+  sandboxes: readonly string[],
+  ifname: string,
+): Promise<AttachmentState | undefined> {
+  for (const other of others) {
+    if (!other.interfaces.some((one) => one.ifname === ifname)) continue;
+    for (const sandbox of sandboxes) if (await sameSandbox(other.netns, sandbox)) return other;
+  }
+  return undefined;
+}
+
 export async function del(network: NetworkConfig, env: Environment): Promise<void> {
-  const state = await readState(network.stateDir, network.name, env.containerId, env.ifname);
+  const skipped: string[] = [];
+  const state = await readState(network.stateDir, network.name, env.containerId, env.ifname, (why) =>
+    skipped.push(`${why}: DEL falls back to prevResult or CNI_IFNAME`),
+  );
+  // where ADD configured it: a DEL naming another sandbox (a runtime's mix-up) must not act there
+  const netns = state?.netns || env.netns;
+  const others = (await listStates(network.stateDir, network.name)).filter(
+    (other) => other.containerId !== env.containerId || other.ifname !== env.ifname,
+  );
+  const sandboxOf = new Map(
+    (network.prevResult?.interfaces ?? []).map((i) => [i.name, i.sandbox ?? ''] as const),
+  );
   for (const one of interfacesToDelete(network, env, state).reverse()) {
-    await runDelegate(
-      'DEL',
-      one,
-      { ...env, netns: env.netns || state?.netns || '' },
-      network.delegateTimeoutMs,
-    );
+    const sandboxes = state ? [netns] : [netns, sandboxOf.get(one.ifname) ?? ''];
+    const owner = await claimant(others, sandboxes, one.ifname);
+    if (owner !== undefined) {
+      skipped.push(
+        `interface ${one.ifname} in ${netns} left: it is container ${owner.containerId} interface ${owner.ifname}'s`,
+      );
+      continue;
+    }
+    await runDelegate('DEL', one, { ...env, netns }, network.delegateTimeoutMs);
   }
   await removeState(network.stateDir, network.name, env.containerId, env.ifname);
+  // DEL answers nothing on success; the runtime logs what a plugin writes to stderr
+  for (const note of skipped)
+    process.stderr.write(`floatip-cni DEL ${env.containerId}/${env.ifname}: ${note}\n`);
 }
 
 export async function check(network: NetworkConfig, env: Environment): Promise<void> {

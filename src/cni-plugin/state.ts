@@ -124,11 +124,54 @@ export async function claimState(dir: string, network: string, state: Attachment
   }
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A state file's text as a state, or why it is none. The one decoder of what DEL, CHECK and GC
+ * read: a file of another shape (an entry without its delegate, `"interfaces":"x"`) failed them
+ * as a TypeError (code 100), DEL for ever. A torn file from a crash is unreadable too.
+ */
+export function decodeState(text: string): AttachmentState | string {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return 'not JSON';
+  }
+  if (!isObject(raw)) return 'not a JSON object';
+  for (const field of ['containerId', 'ifname', 'netns'] as const)
+    if (typeof raw[field] !== 'string') return `its ${field} is not a string`;
+  if (raw.pod !== undefined && typeof raw.pod !== 'string') return 'its pod is not a string';
+  const interfaces = raw.interfaces;
+  if (!Array.isArray(interfaces)) return 'its interfaces are not a list';
+  for (const [i, one] of interfaces.entries()) {
+    if (!isObject(one) || typeof one.ifname !== 'string' || one.ifname === '')
+      return `its interface ${i} has no ifname`;
+    if (!isObject(one.delegate) || typeof one.delegate.type !== 'string')
+      return `its interface ${i} has no delegate with a type`;
+    if (one.result !== undefined && !isObject(one.result))
+      return `its interface ${i}'s result is not an object`;
+  }
+  const adder = raw.adder;
+  if (
+    adder !== undefined &&
+    !(isObject(adder) && typeof adder.pid === 'number' && typeof adder.start === 'string')
+  )
+    return 'its adder is not {pid, start}';
+  return raw as unknown as AttachmentState;
+}
+
+/**
+ * The attachment's state, or undefined where it has none, or none that can be read: then
+ * `unreadable` is told why, for the caller to say what it skipped.
+ */
 export async function readState(
   dir: string,
   network: string,
   containerId: string,
   ifname: string,
+  unreadable?: (why: string) => void,
 ): Promise<AttachmentState | undefined> {
   const file = fileOf(dir, network, containerId, ifname);
   let text: string;
@@ -138,12 +181,10 @@ export async function readState(
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw ioError(`reading state ${file}`, err);
   }
-  try {
-    return JSON.parse(text) as AttachmentState;
-  } catch {
-    // a torn file from a crash: what it said is lost, the caller falls back to prevResult
-    return undefined;
-  }
+  const state = decodeState(text);
+  if (typeof state !== 'string') return state;
+  unreadable?.(`state ${file} is unreadable (${state})`);
+  return undefined;
 }
 
 export async function removeState(
