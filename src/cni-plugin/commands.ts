@@ -63,12 +63,17 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
   const adder = await thisAdder();
   // an ADD of the same attachment may have started since the check above: one of the two goes on
   if (!(await claimState(network.stateDir, network.name, { ...state, adder }))) throw alreadyAdded();
-  // what the pod's namespace had before any delegate ran: the undo must not delete an interface of
-  // a planned name that was there first (the delegate refuses to make one of that name)
-  const before = await linksIn(env.netns, network.delegateTimeoutMs);
   const results: Result[] = [];
+  let before: Set<string> | undefined;
+  // from the claim on, any failure (this code's own too) undoes: a state left behind refused every
+  // later ADD of the attachment (code 4)
   try {
+    // what the pod's namespace had before any delegate ran: the undo must not delete an interface
+    // of a planned name that was there first (the delegate refuses to make one of that name)
+    before = await linksIn(env.netns, network.delegateTimeoutMs);
     for (const one of planned) results.push((await runDelegate('ADD', one, env, network.delegateTimeoutMs))!);
+    const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));
+    await writeState(network.stateDir, network.name, { ...state, interfaces });
   } catch (err) {
     // what this ADD brought up, and the interface of the delegate that failed: Debian's macvlan
     // 1.1.1 makes its interface, then fails on the route and leaves it (DEL of what is not there
@@ -84,8 +89,6 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
     }
     throw err;
   }
-  const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));
-  await writeState(network.stateDir, network.name, { ...state, interfaces });
   // a plugin before this one in a chain: its result is passed on, ours after it (the spec's MUST)
   const chained = network.prevResult ? [network.prevResult, ...results] : results;
   return resultIn(network.cniVersion, mergeResults(chained));

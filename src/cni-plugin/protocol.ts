@@ -172,7 +172,10 @@ const seconds = (raw: unknown, field: string, fallback: number, positive = false
       `${field} must be a number of seconds from ${positive ? 'above 0' : '0'} to 3600, not ${quoted(raw)}`,
     );
   }
-  return raw * 1000;
+  // whole milliseconds, at least one where 0 is refused: a timer or a child's timeout takes no
+  // fraction (1.0005 s failed every ADD, code 100) and 0.0001 s would round to no limit at all
+  const ms = Math.round(raw * 1000);
+  return positive ? Math.max(1, ms) : ms;
 };
 
 /** The network configuration on stdin; VERSION needs only its cniVersion. */

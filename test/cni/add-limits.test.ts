@@ -1,0 +1,71 @@
+// What ADD is given at the edges of what it accepts, in real network namespaces: timeouts in
+// fractions of a second, the longest container ID, interface names derived past 15 bytes. Each is
+// either added or refused before any interface exists, and a failed ADD leaves no state behind (a
+// state left refused every later ADD of the attachment, code 4).
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { cniEnv, stateDir } from './helpers.js';
+import { ip, Lab, runPlugin } from './netns.js';
+import { buildPlugin, ensureDebianPackages } from './setup.js';
+
+const lab = new Lab();
+let build: string | undefined;
+let state: string;
+let master: string;
+let node: string;
+
+const config = (extra: Record<string, unknown> = {}) => ({
+  cniVersion: '1.0.0',
+  name: 'underlay',
+  type: 'floatip-cni',
+  stateDir: state,
+  annotationTimeoutSeconds: 0.3,
+  delegate: { type: 'macvlan', master, mode: 'bridge' },
+  ...extra,
+});
+
+const ipinfo = (n: number) => ({ ip: `198.51.100.${n}/24`, vlan: 0, gateway: '198.51.100.1' });
+const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
+const states = () => (existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []);
+const links = async (pod: string) =>
+  (await ip('-n', pod, '-o', 'link'))
+    .split('\n')
+    .filter((l) => l !== '' && !/^\d+: lo:/.test(l))
+    .map((l) => l.split(':')[1]!.trim().split('@')[0]);
+
+beforeAll(async () => {
+  [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
+  state = stateDir();
+  ({ node, master } = await lab.nodeWithMaster());
+}, 300_000);
+
+afterAll(async () => {
+  await lab.destroy();
+  if (build) rmSync(build, { recursive: true, force: true });
+  rmSync(state, { recursive: true, force: true });
+});
+
+test('delegateTimeoutSeconds with a fraction of a millisecond: ADD runs (it failed every ADD, code 100, and left its state, so that the next was refused with code 4)', async () => {
+  const pod = await lab.addNamespace('fraction');
+  // 0.1 ms is a limit of 1 ms: the delegate is killed, and the failed ADD leaves nothing
+  const killed = await runPlugin(
+    cniEnv('ADD', 'f1', pod, handed(ipinfo(11))),
+    config({ delegateTimeoutSeconds: 0.0001 }),
+    node,
+  );
+  expect({ code: killed.code, error: killed.out.code, msg: killed.out.msg }).toEqual({
+    code: 1,
+    error: 105,
+    msg: expect.stringContaining('no answer within 0.001 s (delegateTimeoutSeconds); killed'),
+  });
+  expect(states()).toEqual([]);
+  const run = await runPlugin(
+    cniEnv('ADD', 'f1', pod, handed(ipinfo(11))),
+    config({ delegateTimeoutSeconds: 1.0005 }),
+    node,
+  );
+  expect({ code: run.code, stdout: run.stdout }).toMatchObject({ code: 0 });
+  expect(await links(pod)).toEqual(['eth0']);
+  expect((await runPlugin(cniEnv('DEL', 'f1', pod), config(), node)).code).toBe(0);
+  expect(await links(pod)).toEqual([]);
+  expect(states()).toEqual([]);
+});
