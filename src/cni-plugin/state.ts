@@ -84,8 +84,11 @@ async function makeDirectory(path: string): Promise<void> {
 }
 
 // each process its own temporary file: two writers of one attachment sharing `.tmp` made one's
-// rename fail with ENOENT
-const tmpOf = (file: string) => `${file}.${process.pid}.tmp`;
+// rename fail with ENOENT. Named by the process alone (one ADD writes one attachment), not after
+// the attachment: `<file>.<pid>.tmp` passed 255 bytes where the file itself did not (a container
+// ID of 221-234 characters with a 15-byte CNI_IFNAME failed ADD, ENAMETOOLONG). Not `.json`, so
+// listStates passes over one a crash left.
+const tmpOf = (file: string) => join(dirname(file), `.${process.pid}.tmp`);
 
 export async function writeState(dir: string, network: string, state: AttachmentState): Promise<void> {
   const file = fileOf(dir, network, state.containerId, state.ifname);

@@ -69,3 +69,16 @@ test('delegateTimeoutSeconds with a fraction of a millisecond: ADD runs (it fail
   expect(await links(pod)).toEqual([]);
   expect(states()).toEqual([]);
 });
+
+test('the longest container ID with a 15-byte CNI_IFNAME: its state file name fits, and so does its temporary one (ADD failed, code 5 ENAMETOOLONG)', async () => {
+  const pod = await lab.addNamespace('longid');
+  const id = `c${'0123456789abcdef'.repeat(15)}`.slice(0, 234);
+  const ifname = 'abcdefghijklmno';
+  const run = await runPlugin(cniEnv('ADD', id, pod, handed(ipinfo(12)), ifname), config(), node);
+  expect({ code: run.code, stdout: run.stdout }).toMatchObject({ code: 0 });
+  expect(states()).toEqual([`${id}:${ifname}.json`]);
+  expect(await links(pod)).toEqual([ifname]);
+  expect((await runPlugin(cniEnv('DEL', id, pod, {}, ifname), config(), node)).code).toBe(0);
+  expect(await links(pod)).toEqual([]);
+  expect(states()).toEqual([]);
+});
