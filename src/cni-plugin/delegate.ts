@@ -73,6 +73,13 @@ const MAPPED = new BlockList();
 MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
 const isMapped = (text: string): boolean => familyOf(text) === 6 && MAPPED.check(text, 'ipv6');
 
+/**
+ * An ipinfo as a message names it: its strings clipped to 100 characters each, as a value quoted
+ * in a message is (a 100,000-character `ip` came back whole, code 102).
+ */
+const shown = (info: IPInfo): string =>
+  JSON.stringify({ ip: clip(info.ip, 100), vlan: info.vlan, gateway: clip(info.gateway, 100) });
+
 function checkIPInfo(info: IPInfo): void {
   const [address, prefix, extra] = info.ip.split('/');
   const family = familyOf(address ?? '');
@@ -85,7 +92,7 @@ function checkIPInfo(info: IPInfo): void {
     if (isMapped(text)) {
       throw new CniError(
         Code.badAnnotation,
-        `ipinfo ${JSON.stringify(info)}: ${what} ${text} is an IPv4-mapped IPv6 address: write the IPv4 address`,
+        `ipinfo ${shown(info)}: ${what} ${text} is an IPv4-mapped IPv6 address: write the IPv4 address`,
       );
     }
   }
@@ -101,7 +108,7 @@ function checkIPInfo(info: IPInfo): void {
   ) {
     throw new CniError(
       Code.badAnnotation,
-      `ipinfo ${JSON.stringify(info)} is not an address/prefix with a gateway of its family and a VLAN id 0-4094`,
+      `ipinfo ${shown(info)} is not an address/prefix with a gateway of its family and a VLAN id 0-4094`,
     );
   }
   // What the delegate cannot configure is refused here, before any interface exists: the static
@@ -113,7 +120,7 @@ function checkIPInfo(info: IPInfo): void {
   const subnet = new BlockList();
   subnet.addSubnet(address!, bits, type);
   if (type === 'ipv6') subnet.addSubnet('fe80::', 10, type);
-  const refuse = (why: string) => new CniError(Code.badAnnotation, `ipinfo ${JSON.stringify(info)}: ${why}`);
+  const refuse = (why: string) => new CniError(Code.badAnnotation, `ipinfo ${shown(info)}: ${why}`);
   const kind = specialKind(address!, type);
   if (kind !== undefined) throw refuse(`address ${address} is ${kind}, which no pod interface holds`);
   if (bits === 0) throw refuse('prefix length 0 is no subnet');
@@ -160,10 +167,7 @@ export function groupIPInfos(ipinfos: readonly IPInfo[], perIPInfo: boolean): IP
     const address = info.ip.split('/')[0]!;
     const type = isIP(address) === 4 ? 'ipv4' : 'ipv6';
     if (seen.check(address, type)) {
-      throw new CniError(
-        Code.badAnnotation,
-        `ipinfo ${JSON.stringify(info)}: address ${address} is given twice`,
-      );
+      throw new CniError(Code.badAnnotation, `ipinfo ${shown(info)}: address ${address} is given twice`);
     }
     seen.addAddress(address, type);
   }

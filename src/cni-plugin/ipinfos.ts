@@ -30,6 +30,12 @@ export interface PodAddresses {
 // node side"), so only ADD pays for it, not DEL, CHECK, GC, STATUS or VERSION.
 const codec = () => import('../cni/args.js');
 
+/**
+ * The most of a handed-over ipinfos text an error's details carry: a pod's 64 ipinfos fit; CNI_ARGS
+ * has no bound of its own, and its megabyte came back whole.
+ */
+const DETAILS_LIMIT = 4096;
+
 /** One decoder per wire format: galaxy's `ipinfos` argument is read as the annotation's `common`. */
 async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promise<CniArgs | undefined> {
   // `args.cni` is where the CNI conventions put a runtime's arguments; `args` itself, galaxy's form
@@ -56,13 +62,13 @@ async function fromGalaxyDaemon(network: NetworkConfig, env: Environment): Promi
       throw new CniError(
         Code.badAnnotation,
         `ipinfos argument: ${err instanceof SyntaxError ? 'not JSON: ' : ''}${err.message}`,
-        text,
+        clip(text, DETAILS_LIMIT),
       );
     throw err;
   }
   // an ADD that puts nothing on the pod has not succeeded, whichever way the ipinfos came
   if (args.ipinfos.length === 0)
-    throw new CniError(Code.noAnnotation, 'the ipinfos argument has no ipinfos', text);
+    throw new CniError(Code.noAnnotation, 'the ipinfos argument has no ipinfos', clip(text, DETAILS_LIMIT));
   return args;
 }
 
@@ -98,7 +104,7 @@ function namedPod(env: Environment): { namespace: string; name: string } | undef
     const named = `${namespace}/${name}`;
     throw new CniError(
       Code.invalidEnvironment,
-      `CNI_ARGS names no pod a Kubernetes name can name: ${quoted(named, 300)}`,
+      `CNI_ARGS names no pod a Kubernetes name can name: ${quoted(named)}`,
     );
   }
   return { namespace, name };
@@ -134,7 +140,7 @@ async function getPod(
   if (uid !== '' && object.metadata?.uid !== uid) {
     throw new CniError(
       Code.uidMismatch,
-      `pod ${named} has UID ${object.metadata?.uid ?? '(none)'}, not ${uid}: the pod this sandbox is for is gone`,
+      `pod ${named} has UID ${clip(String(object.metadata?.uid ?? '(none)'), 100)}, not ${clip(uid, 100)}: the pod this sandbox is for is gone`,
     );
   }
   return { object, body: res.body };
