@@ -14,6 +14,7 @@ import {
   DELEGATE_VERSION,
   type DelegateConfig,
   type Environment,
+  isIfname,
   type Result,
 } from './protocol.js';
 
@@ -210,6 +211,15 @@ export function planInterfaces(
   groups: readonly IPInfo[][],
 ): PlannedInterface[] {
   const names = interfaceNames(firstIfname, groups.length);
+  // a name past 15 bytes (`abcdefghijklmn10` after `abcdefghijklmn9`) failed its delegate only
+  // after the first interface was made (105): refused first, as the ipinfos' other faults are
+  const unnamable = names.find((name) => !isIfname(name));
+  if (unnamable !== undefined) {
+    throw new CniError(
+      Code.badAnnotation,
+      `${groups.length} interfaces from CNI_IFNAME ${firstIfname}: the name ${unnamable} of interface ${names.indexOf(unnamable) + 1} is no interface name (at most 15 bytes)`,
+    );
+  }
   return groups.map((infos, i) => {
     const routes: { dst: string; gw: string }[] = [];
     // one default route per family, the first ipinfo's: galaxy's daemon hands over a pod's groups

@@ -75,7 +75,7 @@ const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,233}$/;
 const IFNAME = /^[^/\s:]{1,15}$/;
 // libcni's ValidateInterfaceName besides: 15 bytes (IFNAMSIZ), not characters, and not `.` or `..`;
 // they passed here to fail in the delegate as its error (105), not the runtime's (4)
-const isIfname = (name: string) =>
+export const isIfname = (name: string): boolean =>
   IFNAME.test(name) && Buffer.byteLength(name) <= 15 && name !== '.' && name !== '..';
 
 export function readCommand(env: NodeJS.ProcessEnv): Command {

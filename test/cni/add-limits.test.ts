@@ -82,3 +82,25 @@ test('the longest container ID with a 15-byte CNI_IFNAME: its state file name fi
   expect(await links(pod)).toEqual([]);
   expect(states()).toEqual([]);
 });
+
+test('ipinfos of two VLANs (two interfaces) with a 15-byte CNI_IFNAME: the second name, 16 bytes, is refused before any interface is made (code 102; the delegate refused it, 105, after the first interface existed)', async () => {
+  const pod = await lab.addNamespace('derived');
+  const run = await runPlugin(
+    cniEnv(
+      'ADD',
+      'd1',
+      pod,
+      handed({ ...ipinfo(13), vlan: 0 }, { ...ipinfo(14), vlan: 2 }),
+      'abcdefghijklmn9',
+    ),
+    config(),
+    node,
+  );
+  expect(run.out).toEqual({
+    cniVersion: '1.0.0',
+    code: 102,
+    msg: '2 interfaces from CNI_IFNAME abcdefghijklmn9: the name abcdefghijklmn10 of interface 2 is no interface name (at most 15 bytes)',
+  });
+  expect(await links(pod)).toEqual([]);
+  expect(states()).toEqual([]);
+});
