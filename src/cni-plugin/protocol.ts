@@ -250,6 +250,15 @@ export function parseNetworkConfig(stdin: string, command: Command): NetworkConf
         'delegate.ipam: floatip-cni gives the delegate its own static IPAM',
       );
     }
+    // the VLAN is the pod's, from its ipinfos: the operator's was dropped (vlan at VLAN 0 becomes a
+    // macvlan) or kept (bridge), which put a VLAN-0 pod on the operator's VLAN
+    const vlanField = ({ vlan: 'vlanId', bridge: 'vlan' } as Record<string, string>)[delegate.type];
+    if (vlanField !== undefined && vlanField in delegate) {
+      throw new CniError(
+        Code.unsupportedField,
+        `delegate.${vlanField}: floatip-cni sets the VLAN of each pod interface from the pod's ipinfos`,
+      );
+    }
   }
   if (raw.kubeconfig !== undefined && (typeof raw.kubeconfig !== 'string' || raw.kubeconfig === '')) {
     throw new CniError(Code.invalidConfig, 'kubeconfig must be the path of a kubeconfig file');

@@ -2,6 +2,7 @@
 // decided here. The vlan path runs for real only on a kernel with 802.1Q (errors.test.ts), so its
 // configuration is held exactly here.
 import { groupIPInfos, interfaceNames, planInterfaces } from '../../src/cni-plugin/delegate.js';
+import { parseNetworkConfig } from '../../src/cni-plugin/protocol.js';
 
 const v4 = (n: number, vlan = 0) => ({ ip: `10.49.27.${n}/24`, vlan, gateway: '10.49.27.1' });
 const v6 = (n: number, vlan = 0) => ({ ip: `2001:db8:27::${n}/64`, vlan, gateway: '2001:db8:27::1' });
@@ -117,4 +118,30 @@ test('an ipinfo that is not an address, a gateway of another family or a VLAN ou
       `ipinfo ${JSON.stringify(bad)} is not an address/prefix`,
     );
   }
+});
+
+test.each([
+  ['vlanId', { type: 'vlan', master: 'eth1', vlanId: 9 }],
+  ['vlan', { type: 'bridge', bridge: 'br0', vlan: 7 }],
+])(
+  'a VLAN in the operator’s delegate (%s) is refused (code 2): the VLAN is the pod’s (vlan at VLAN 0 dropped it, bridge put a VLAN-0 pod on it)',
+  (field, delegate) => {
+    const stdin = JSON.stringify({ cniVersion: '1.0.0', name: 'underlay', type: 'floatip-cni', delegate });
+    expect(() => parseNetworkConfig(stdin, 'ADD')).toThrow(
+      expect.objectContaining({
+        code: 2,
+        message: `delegate.${field}: floatip-cni sets the VLAN of each pod interface from the pod's ipinfos`,
+      }),
+    );
+  },
+);
+
+test('a delegate’s other fields of those names are its own: macvlan’s and ipvlan’s have no VLAN field', () => {
+  const stdin = JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'underlay',
+    type: 'floatip-cni',
+    delegate: { type: 'macvlan', master: 'eth1', vlan: 3 },
+  });
+  expect(parseNetworkConfig(stdin, 'ADD').delegate).toEqual({ type: 'macvlan', master: 'eth1', vlan: 3 });
 });
