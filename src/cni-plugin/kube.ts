@@ -3,7 +3,7 @@
 // side"), for one request. Kubeconfig forms: a bearer token (`token`, `tokenFile`), a client
 // certificate and key (files or inline `-data`), the cluster's CA (file or inline `-data`) or
 // `insecure-skip-tls-verify`; `exec` and `auth-provider` users are refused by name.
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CniError, Code } from './protocol.js';
 
@@ -30,13 +30,45 @@ const reason = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as 
 const invalid = (path: string, what: string) =>
   new CniError(Code.invalidConfig, `kubeconfig ${path}: ${what}`);
 
-export async function loadKubeconfig(path: string): Promise<ApiTarget> {
-  let text: string;
+/**
+ * More than any kubeconfig, token, certificate or key is. Read without a bound, a `tokenFile` of
+ * /dev/zero grew the plugin to 5 GB, and /dev/zero as the kubeconfig failed it at V8's string
+ * limit (code 100).
+ */
+export const FILE_LIMIT = 4 * 2 ** 20;
+
+/** The file's bytes, or undefined when it has more than FILE_LIMIT (read no further). */
+async function readBounded(path: string): Promise<Buffer | undefined> {
+  const file = await open(path, 'r');
   try {
-    text = await readFile(path, 'utf8');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(64 * 1024);
+      const { bytesRead } = await file.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) return Buffer.concat(chunks);
+      size += bytesRead;
+      if (size > FILE_LIMIT) return undefined;
+      chunks.push(chunk.subarray(0, bytesRead));
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+export async function loadKubeconfig(path: string): Promise<ApiTarget> {
+  let read: Buffer | undefined;
+  try {
+    read = await readBounded(path);
   } catch (err) {
     throw new CniError(Code.ioFailure, `kubeconfig ${path} cannot be read: ${reason(err)}`);
   }
+  if (read === undefined)
+    throw new CniError(
+      Code.invalidConfig,
+      `kubeconfig ${path} is over ${FILE_LIMIT} bytes: no kubeconfig is`,
+    );
+  const text = read.toString('utf8');
   // yaml costs about 50 ms to load: only the commands that talk to the API server pay it
   const { parse } = await import('yaml');
   let doc: KubeconfigDoc;
@@ -70,14 +102,18 @@ export async function loadKubeconfig(path: string): Promise<ApiTarget> {
     if (typeof data === 'string') return Buffer.from(data, 'base64');
     const file = from[fileKey];
     if (typeof file !== 'string') return undefined;
+    let read: Buffer | undefined;
     try {
-      return await readFile(resolve(base, file));
+      read = await readBounded(resolve(base, file));
     } catch (err) {
       throw new CniError(
         Code.ioFailure,
         `kubeconfig ${path}: ${fileKey} ${file} cannot be read: ${reason(err)}`,
       );
     }
+    if (read === undefined)
+      throw invalid(path, `${fileKey} ${file} is over ${FILE_LIMIT} bytes: no ${fileKey} is`);
+    return read;
   };
   for (const unsupported of ['exec', 'auth-provider']) {
     if (user[unsupported] !== undefined) {

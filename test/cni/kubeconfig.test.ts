@@ -159,3 +159,37 @@ test('exec and auth-provider users are refused by name', async () => {
     });
   }
 });
+
+test('a kubeconfig, or a file it names, over 4 MiB is refused naming it (read whole, a regular file of any size was taken)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'floatip-cni-kc-'));
+  const file = join(dir, 'kubeconfig');
+  const cluster = `clusters: [{name: c, cluster: {server: "${url}", insecure-skip-tls-verify: true}}]\n`;
+  writeFileSync(file, `${cluster}# ${'x'.repeat(5 * 2 ** 20)}\n`);
+  let err = (await loadKubeconfig(file).catch((e: unknown) => e)) as CniError;
+  expect({ code: err.code, message: err.message }).toEqual({
+    code: 7,
+    message: `kubeconfig ${file} is over 4194304 bytes: no kubeconfig is`,
+  });
+  writeFileSync(join(dir, 'token'), 'x'.repeat(5 * 2 ** 20));
+  writeFileSync(file, `${cluster}users: [{name: u, user: {tokenFile: token}}]\n`);
+  err = (await loadKubeconfig(file).catch((e: unknown) => e)) as CniError;
+  expect({ code: err.code, message: err.message }).toEqual({
+    code: 7,
+    message: `kubeconfig ${file}: tokenFile token is over 4194304 bytes: no tokenFile is`,
+  });
+});
+
+test('/dev/zero as the kubeconfig or its tokenFile is refused after 4 MiB (5 GB of memory, or V8’s string limit as code 100)', async () => {
+  let err = (await loadKubeconfig('/dev/zero').catch((e: unknown) => e)) as CniError;
+  expect({ code: err.code, message: err.message }).toEqual({
+    code: 7,
+    message: 'kubeconfig /dev/zero is over 4194304 bytes: no kubeconfig is',
+  });
+  const file = join(mkdtempSync(join(tmpdir(), 'floatip-cni-kc-')), 'kubeconfig');
+  writeFileSync(
+    file,
+    `clusters: [{name: c, cluster: {server: "${url}"}}]\nusers: [{name: u, user: {tokenFile: /dev/zero}}]\n`,
+  );
+  err = (await loadKubeconfig(file).catch((e: unknown) => e)) as CniError;
+  expect(err.message).toBe(`kubeconfig ${file}: tokenFile /dev/zero is over 4194304 bytes: no tokenFile is`);
+});
