@@ -8,7 +8,6 @@ import { readFile, stat } from 'node:fs/promises';
 import { get, loadKubeconfig, statusMessage } from './kube.js';
 import {
   findPlugin,
-  groupIPInfos,
   linksIn,
   mergeResults,
   netDevNames,
@@ -16,6 +15,7 @@ import {
   type PlannedInterface,
   runDelegate,
 } from './delegate.js';
+import { groupIPInfos } from './ipinfo-checks.js';
 import { podAddresses } from './ipinfos.js';
 import { missingFromPrevResult } from './prev-result.js';
 import {

@@ -1,7 +1,8 @@
 // The exact configuration floatip-cni hands each delegate: what the standard plugins configure is
 // decided here. The vlan path runs for real only on a kernel with 802.1Q (errors.test.ts), so its
 // configuration is held exactly here.
-import { groupIPInfos, interfaceNames, planInterfaces } from '../../src/cni-plugin/delegate.js';
+import { interfaceNames, planInterfaces } from '../../src/cni-plugin/delegate.js';
+import { groupIPInfos } from '../../src/cni-plugin/ipinfo-checks.js';
 import { parseNetworkConfig } from '../../src/cni-plugin/protocol.js';
 
 const v4 = (n: number, vlan = 0) => ({ ip: `10.49.27.${n}/24`, vlan, gateway: '10.49.27.1' });
