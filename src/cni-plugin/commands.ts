@@ -74,6 +74,9 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
     for (const one of planned) results.push((await runDelegate('ADD', one, env, network.delegateTimeoutMs))!);
     const interfaces = planned.map((one, i) => ({ ...one, result: results[i] }));
     await writeState(network.stateDir, network.name, { ...state, interfaces });
+    // a plugin before this one in a chain: its result is passed on, ours after it (the spec's MUST)
+    const chained = network.prevResult ? [network.prevResult, ...results] : results;
+    return resultIn(network.cniVersion, mergeResults(chained));
   } catch (err) {
     // what this ADD brought up, and the interface of the delegate that failed: Debian's macvlan
     // 1.1.1 makes its interface, then fails on the route and leaves it (DEL of what is not there
@@ -89,9 +92,6 @@ export async function add(network: NetworkConfig, env: Environment): Promise<Res
     }
     throw err;
   }
-  // a plugin before this one in a chain: its result is passed on, ours after it (the spec's MUST)
-  const chained = network.prevResult ? [network.prevResult, ...results] : results;
-  return resultIn(network.cniVersion, mergeResults(chained));
 }
 
 /** A failed ADD's cleanup: the interfaces it added deleted, newest first, and its state gone. */

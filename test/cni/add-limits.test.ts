@@ -2,10 +2,12 @@
 // fractions of a second, the longest container ID, interface names derived past 15 bytes. Each is
 // either added or refused before any interface exists, and a failed ADD leaves no state behind (a
 // state left refused every later ADD of the attachment, code 4).
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { cniEnv, stateDir } from './helpers.js';
 import { ip, Lab, runPlugin } from './netns.js';
-import { buildPlugin, ensureDebianPackages } from './setup.js';
+import { buildPlugin, CNI_BIN, ensureDebianPackages } from './setup.js';
 
 const lab = new Lab();
 let build: string | undefined;
@@ -103,4 +105,19 @@ test('ipinfos of two VLANs (two interfaces) with a 15-byte CNI_IFNAME: the secon
   });
   expect(await links(pod)).toEqual([]);
   expect(states()).toEqual([]);
+});
+
+test('a failure of floatip-cni’s own after the delegates ran (a delegate answering `null`) undoes the ADD: no state is left to refuse the next ADD (code 4)', async () => {
+  const pod = await lab.addNamespace('nullresult');
+  const bin = mkdtempSync(join(tmpdir(), 'floatip-cni-bin-'));
+  writeFileSync(join(bin, 'answers-null'), '#!/bin/sh\ncat >/dev/null\necho null\n', { mode: 0o755 });
+  const env = { ...cniEnv('ADD', 'n1', pod, handed(ipinfo(15))), CNI_PATH: `${bin}:${CNI_BIN}` };
+  const run = await runPlugin(env, config({ delegate: { type: 'answers-null' } }), node);
+  expect({ code: run.code, error: run.out.code }).toEqual({ code: 1, error: 100 });
+  expect(states()).toEqual([]);
+  const again = await runPlugin(cniEnv('ADD', 'n1', pod, handed(ipinfo(15))), config(), node);
+  expect({ code: again.code, stdout: again.stdout }).toMatchObject({ code: 0 });
+  expect((await runPlugin(cniEnv('DEL', 'n1', pod), config(), node)).code).toBe(0);
+  expect(states()).toEqual([]);
+  rmSync(bin, { recursive: true, force: true });
 });
