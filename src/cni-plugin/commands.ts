@@ -224,7 +224,11 @@ export async function check(network: NetworkConfig, env: Environment): Promise<v
 export async function gc(network: NetworkConfig, env: Environment): Promise<void> {
   const valid = new Set((network.validAttachments ?? []).map((a) => `${a.containerID}:${a.ifname}`));
   const failures: string[] = [];
-  for (const state of await listStates(network.stateDir, network.name)) {
+  const states = await listStates(network.stateDir, network.name, (why) =>
+    // GC answers nothing on success; the runtime logs what a plugin writes to stderr
+    process.stderr.write(`floatip-cni GC: ${why}: its file is removed, no interface deleted\n`),
+  );
+  for (const state of states) {
     if (valid.has(`${state.containerId}:${state.ifname}`)) continue;
     // the runtime lists an attachment once its ADD has answered: one still being added is not stale
     if (await stillAdding(state.adder)) continue;

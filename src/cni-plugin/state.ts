@@ -204,8 +204,15 @@ export async function removeState(
   }
 }
 
-/** Every attachment of the network that has state. */
-export async function listStates(dir: string, network: string): Promise<AttachmentState[]> {
+/**
+ * Every attachment of the network that has state; one whose file cannot be read (told to
+ * `unreadable`) as an attachment with no interfaces.
+ */
+export async function listStates(
+  dir: string,
+  network: string,
+  unreadable?: (why: string) => void,
+): Promise<AttachmentState[]> {
   let names: string[];
   try {
     names = await readdir(join(dir, network));
@@ -219,7 +226,7 @@ export async function listStates(dir: string, network: string): Promise<Attachme
     const key = name.slice(0, -'.json'.length);
     const [containerId, ifname] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
     states.push(
-      (await readState(dir, network, containerId, ifname)) ?? {
+      (await readState(dir, network, containerId, ifname, unreadable)) ?? {
         containerId,
         ifname,
         netns: '',

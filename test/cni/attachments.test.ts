@@ -117,6 +117,9 @@ test.each([
       node,
     );
     expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
+    expect(gc.stderr).toBe(
+      `floatip-cni GC: state ${file} is unreadable (${why}): its file is removed, no interface deleted\n`,
+    );
     expect(existsSync(file)).toBe(false);
     writeFileSync(
       file,
