@@ -2,11 +2,11 @@
 // fractions of a second, the longest container ID, interface names derived past 15 bytes. Each is
 // either added or refused before any interface exists, and a failed ADD leaves no state behind (a
 // state left refused every later ADD of the attachment, code 4).
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cniEnv, stateDir } from './helpers.js';
-import { ip, Lab, runPlugin } from './netns.js';
+import { cniEnv, handedOver, linksIn, stateDir, statesIn, underlay } from './helpers.js';
+import { Lab, runPlugin } from './netns.js';
 import { buildPlugin, CNI_BIN, ensureDebianPackages } from './setup.js';
 
 const lab = new Lab();
@@ -15,24 +15,12 @@ let state: string;
 let master: string;
 let node: string;
 
-const config = (extra: Record<string, unknown> = {}) => ({
-  cniVersion: '1.0.0',
-  name: 'underlay',
-  type: 'floatip-cni',
-  stateDir: state,
-  annotationTimeoutSeconds: 0.3,
-  delegate: { type: 'macvlan', master, mode: 'bridge' },
-  ...extra,
-});
+const config = (extra: Record<string, unknown> = {}) => underlay(state, master, extra);
 
 const ipinfo = (n: number) => ({ ip: `198.51.100.${n}/24`, vlan: 0, gateway: '198.51.100.1' });
-const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
-const states = () => (existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []);
-const links = async (pod: string) =>
-  (await ip('-n', pod, '-o', 'link'))
-    .split('\n')
-    .filter((l) => l !== '' && !/^\d+: lo:/.test(l))
-    .map((l) => l.split(':')[1]!.trim().split('@')[0]);
+const handed = handedOver;
+const states = () => statesIn(state);
+const links = linksIn;
 
 beforeAll(async () => {
   [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
@@ -60,12 +48,14 @@ test('delegateTimeoutSeconds with a fraction of a millisecond: ADD runs (it fail
     msg: expect.stringContaining('no answer within 0.001 s (delegateTimeoutSeconds); killed'),
   });
   expect(states()).toEqual([]);
+  // a fraction of a millisecond past whole seconds, and seconds enough for a delegate on a busy machine
   const run = await runPlugin(
     cniEnv('ADD', 'f1', pod, handed(ipinfo(11))),
-    config({ delegateTimeoutSeconds: 1.0005 }),
+    config({ delegateTimeoutSeconds: 30.0005 }),
     node,
   );
-  expect({ code: run.code, stdout: run.stdout }).toMatchObject({ code: 0 });
+  // the answer is shown when it is not a success
+  expect([run.code, run.code === 0 ? '' : run.stdout]).toEqual([0, '']);
   expect(await links(pod)).toEqual(['eth0']);
   expect((await runPlugin(cniEnv('DEL', 'f1', pod), config(), node)).code).toBe(0);
   expect(await links(pod)).toEqual([]);

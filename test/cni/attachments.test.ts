@@ -2,8 +2,8 @@
 // by container and interface, and what ADD configured is in its state file. A DEL that names
 // another attachment's sandbox, or that has no state and is handed another attachment's eth0, leaves
 // it; a state file of a shape no ADD writes is skipped and said so, never a TypeError (code 100).
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cniEnv, stateDir } from './helpers.js';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { cniEnv, stateDir, statesIn, underlay } from './helpers.js';
 import { ip, Lab, runPlugin } from './netns.js';
 import { buildPlugin, ensureDebianPackages } from './setup.js';
 
@@ -13,20 +13,13 @@ let state: string;
 let master: string;
 let node: string;
 
-const config = (extra: Record<string, unknown> = {}) => ({
-  cniVersion: '1.1.0',
-  name: 'underlay',
-  type: 'floatip-cni',
-  stateDir: state,
-  annotationTimeoutSeconds: 0.3,
-  delegate: { type: 'macvlan', master, mode: 'bridge' },
-  ...extra,
-});
+const config = (extra: Record<string, unknown> = {}) =>
+  underlay(state, master, { cniVersion: '1.1.0', ...extra });
 
 const handed = (n: number) => ({
   ipinfos: JSON.stringify([{ ip: `198.51.100.${n}/24`, vlan: 0, gateway: '198.51.100.1' }]),
 });
-const states = () => (existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`).sort() : []);
+const states = () => statesIn(state);
 const hasEth0 = async (pod: string) => (await ip('-n', pod, '-o', 'link')).includes(' eth0@');
 
 async function added(containerId: string, pod: string, n: number): Promise<void> {

@@ -3,7 +3,7 @@
 // logs and the pod's events. Refused before any namespace is entered, so run outside any.
 import { rmSync } from 'node:fs';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
-import { cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
+import { cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir, underlay } from './helpers.js';
 import { runPlugin } from './netns.js';
 import { buildPlugin } from './setup.js';
 
@@ -12,16 +12,7 @@ let server: EmbeddedApiServer;
 let kubeconfig: string;
 let state: string;
 
-const config = (extra: Record<string, unknown> = {}) => ({
-  cniVersion: '1.0.0',
-  name: 'underlay',
-  type: 'floatip-cni',
-  kubeconfig,
-  stateDir: state,
-  annotationTimeoutSeconds: 0.3,
-  delegate: { type: 'macvlan', master: 'eth9', mode: 'bridge' },
-  ...extra,
-});
+const config = (extra: Record<string, unknown> = {}) => underlay(state, 'eth9', { kubeconfig, ...extra });
 
 beforeAll(async () => {
   build = await buildPlugin();

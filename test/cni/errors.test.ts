@@ -15,7 +15,16 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EmbeddedApiServer } from '../../src/apiserver/index.js';
-import { cniEnv, createPod, kubeconfigFor, podArgs, startPodSource, stateDir } from './helpers.js';
+import {
+  cniEnv,
+  createPod,
+  handedOver,
+  kubeconfigFor,
+  podArgs,
+  startPodSource,
+  stateDir,
+  underlay,
+} from './helpers.js';
 import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
 import { buildPlugin, CNI_BIN, ensureDebianPackages } from './setup.js';
 
@@ -26,16 +35,7 @@ let kubeconfig: string;
 let state: string;
 let master: string;
 
-const config = (extra: Record<string, unknown> = {}) => ({
-  cniVersion: '1.0.0',
-  name: 'underlay',
-  type: 'floatip-cni',
-  kubeconfig,
-  stateDir: state,
-  annotationTimeoutSeconds: 0.3,
-  delegate: { type: 'macvlan', master, mode: 'bridge' },
-  ...extra,
-});
+const config = (extra: Record<string, unknown> = {}) => underlay(state, master, { kubeconfig, ...extra });
 
 /**
  * STATUS as run here, outside the node namespace that has the lab's master: a delegate that names
@@ -414,7 +414,7 @@ test('a delegate failure passes its message on, naming a master the node lacks, 
   const node = lab.ns('node');
   const pod = await lab.addNamespace('pod');
   // the ipinfos handed over as galaxy's daemon does: the node namespace has no way to the API server
-  const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
+  const handed = handedOver;
   const missing = refusal(
     'delegate failure',
     await runPlugin(

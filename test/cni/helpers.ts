@@ -1,5 +1,5 @@
 // The pods the floatip-cni tests configure, as floatip's bind leaves them in the API server.
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -10,6 +10,7 @@ import {
 } from '../../src/apiserver/index.js';
 import { CNI_ARGS_ANNOTATION } from '../../src/cni/args.js';
 import { recordHolders, writeKubeconfig } from '../../bench/cni-fixtures.js';
+import { ip } from './netns.js';
 import { CNI_BIN } from './setup.js';
 
 export const startPodSource = (): Promise<EmbeddedApiServer> =>
@@ -36,6 +37,40 @@ export async function annotate(server: EmbeddedApiServer, name: string, annotati
 export const kubeconfigFor = (server: string): string => writeKubeconfig(server);
 
 export const stateDir = (): string => mkdtempSync(join(tmpdir(), 'floatip-cni-state-'));
+
+/**
+ * The network most tests configure: `underlay`, floatip-cni delegating to macvlan on `master`, its
+ * state in `dir`, a short wait for the annotation; `extra` overrides or adds fields.
+ */
+export const underlay = (
+  dir: string,
+  master: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> => ({
+  cniVersion: '1.0.0',
+  name: 'underlay',
+  type: 'floatip-cni',
+  stateDir: dir,
+  annotationTimeoutSeconds: 0.3,
+  delegate: { type: 'macvlan', master, mode: 'bridge' },
+  ...extra,
+});
+
+/** The attachments of `underlay` that have state in `dir`, as their file names, sorted. */
+export const statesIn = (dir: string): string[] =>
+  existsSync(`${dir}/underlay`) ? readdirSync(`${dir}/underlay`).sort() : [];
+
+/** The interfaces of network namespace `pod` but lo, by name. */
+export const linksIn = async (pod: string): Promise<string[]> =>
+  (await ip('-n', pod, '-o', 'link'))
+    .split('\n')
+    .filter((l) => l !== '' && !/^\d+: lo:/.test(l))
+    .map((l) => l.split(':')[1]!.trim().split('@')[0]!);
+
+/** ipinfos handed over in CNI_ARGS, as galaxy's daemon passes them. */
+export const handedOver = (...infos: unknown[]): Record<string, string> => ({
+  ipinfos: JSON.stringify(infos),
+});
 
 /** The CNI_* variables kubelet sets for a pod sandbox. */
 export function cniEnv(

@@ -2,11 +2,11 @@
 // without end, ADDs of one attachment at once, ipinfos the delegate would fail on after making the
 // interface, ipinfos of the wrong types. Each is refused as a CNI error object (exit 1, no stack
 // trace) naming what was wrong, and leaves no interface and no state behind.
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
-import { cniEnv, kubeconfigFor, stateDir } from './helpers.js';
+import { cniEnv, handedOver, kubeconfigFor, linksIn, stateDir, statesIn, underlay } from './helpers.js';
 import { ip, Lab, type PluginRun, runPlugin } from './netns.js';
 import { buildPlugin, ensureDebianPackages } from './setup.js';
 
@@ -16,15 +16,7 @@ let state: string;
 let master: string;
 let node: string;
 
-const config = (extra: Record<string, unknown> = {}) => ({
-  cniVersion: '1.0.0',
-  name: 'underlay',
-  type: 'floatip-cni',
-  stateDir: state,
-  annotationTimeoutSeconds: 0.3,
-  delegate: { type: 'macvlan', master, mode: 'bridge' },
-  ...extra,
-});
+const config = (extra: Record<string, unknown> = {}) => underlay(state, master, extra);
 
 function refusal(what: string, run: PluginRun): Record<string, unknown> {
   console.log(`${what}: ${run.stdout.trim().slice(0, 600)}`);
@@ -33,13 +25,9 @@ function refusal(what: string, run: PluginRun): Record<string, unknown> {
   return run.out;
 }
 
-const states = () => (existsSync(`${state}/underlay`) ? readdirSync(`${state}/underlay`) : []);
-const links = async (pod: string) =>
-  (await ip('-n', pod, '-o', 'link'))
-    .split('\n')
-    .filter((l) => l !== '' && !/^\d+: lo:/.test(l))
-    .map((l) => l.split(':')[1]!.trim().split('@')[0]);
-const handed = (...infos: unknown[]) => ({ ipinfos: JSON.stringify(infos) });
+const states = () => statesIn(state);
+const links = linksIn;
+const handed = handedOver;
 
 beforeAll(async () => {
   [, build] = await Promise.all([ensureDebianPackages(), buildPlugin()]);
